@@ -1,0 +1,25 @@
+"""sdpa_lib: the reference library of the scaled dot-product attention course (numpy only).
+
+Shape legend: ``...`` leading axes (batch, heads), ``L`` query length, ``S`` key/value
+length, ``E`` query/key features, ``Ev`` value features, ``H`` heads, ``D`` d_model.
+Masks are boolean with True = may attend.
+"""
+from .attention import (attention_weights, scaled_dot_product_attention,
+                        scaled_dot_product_attention_backward)
+from .chapters import CHAPTERS, chapter
+from .complexity import attention_flops, attention_memory_bytes
+from .heads import MultiHeadAttention, merge_heads, split_heads
+from .masks import causal_mask, combine_masks, mask_to_bias, padding_mask
+from .scores import cosine_scores, dot_product_scores, init_projection, project_qkv, scaled_scores
+from .softmax import entropy, log_softmax, logsumexp, softmax, softmax_backward, softmax_jacobian
+from .tiled import tiled_attention
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CHAPTERS", "MultiHeadAttention", "attention_flops", "attention_memory_bytes", "attention_weights",
+    "causal_mask", "chapter", "combine_masks", "cosine_scores", "dot_product_scores", "entropy",
+    "init_projection", "log_softmax", "logsumexp", "mask_to_bias", "merge_heads", "padding_mask",
+    "project_qkv", "scaled_dot_product_attention", "scaled_dot_product_attention_backward",
+    "scaled_scores", "softmax", "softmax_backward", "softmax_jacobian", "split_heads", "tiled_attention",
+]

@@ -1,0 +1,46 @@
+"""The twelve chapters: one table shared by notebooks, exercises, quiz and tools."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Chapter(NamedTuple):
+    number: int
+    slug: str  # notebooks/NN_<slug>.ipynb, solutions/chNN_<slug>/chNN_<slug>.ipynb
+    title: str
+    title_zh: str  # the seed's chapter title
+
+    @property
+    def notebook(self) -> str:
+        """Lecture notebook path, relative to the repository root."""
+        return f"notebooks/{self.number:02d}_{self.slug}.ipynb"
+
+    @property
+    def assignment(self) -> str:
+        """nbgrader assignment name (folder under solutions/ and exercises/)."""
+        return f"ch{self.number:02d}_{self.slug}"
+
+
+CHAPTERS = (
+    Chapter(1, "visual_demo", "Visual demo: the whole pipeline", "可视化演示"),
+    Chapter(2, "qkv", "Query, key and value", "查询键值三要素"),
+    Chapter(3, "dot_product", "Dot-product similarity", "点积相似度"),
+    Chapter(4, "scaling", "The scaling factor", "缩放因子"),
+    Chapter(5, "softmax", "Softmax normalisation", "Softmax 归一化"),
+    Chapter(6, "weighted_sum", "The weighted sum and multi-head attention", "加权求和输出"),
+    Chapter(7, "parallelism", "Parallelism and cost", "并行计算优势"),
+    Chapter(8, "masking", "Masking in industry", "工业级应用"),
+    Chapter(9, "applications", "Applications", "AI 应用场景"),
+    Chapter(10, "python_demo", "The Python demo", "Python 演示"),
+    Chapter(11, "misconceptions", "Common misconceptions", "常见误区"),
+    Chapter(12, "interview", "Interview questions", "面试题"),
+)
+
+
+def chapter(key: int | str) -> Chapter:
+    """Look a chapter up by number, slug or assignment name ("4", 4, "scaling", "ch04_scaling")."""
+    for candidate in CHAPTERS:
+        if str(key) in (str(candidate.number), f"{candidate.number:02d}", candidate.slug, candidate.assignment):
+            return candidate
+    raise KeyError(f"no chapter {key!r}; chapters are 1-12 or one of "
+                   f"{', '.join(c.slug for c in CHAPTERS)}")

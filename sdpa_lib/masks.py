@@ -1,0 +1,98 @@
+"""Attention masks.  Convention: boolean, **True = may attend** (as PyTorch SDPA and JAX).
+
+Beware: ``torch.nn.MultiheadAttention(key_padding_mask=...)`` uses the opposite meaning
+(True = ignore).  A float mask is a *bias* added to the scores: 0 keeps, ``-inf`` removes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import check_positive_int
+
+
+def causal_mask(L: int, S: int | None = None) -> np.ndarray:
+    """Lower-triangular mask ``(L, S)``: query ``i`` may attend to keys ``j <= i``.
+
+    Top-left aligned when ``L != S`` (as PyTorch's ``is_causal``): row ``i`` sees keys
+    ``0 .. i``, so with ``L > S`` the last rows see every key and with ``L < S`` the
+    last keys are seen by nobody.
+
+    Examples
+    --------
+    >>> causal_mask(3).astype(int)
+    array([[1, 0, 0],
+           [1, 1, 0],
+           [1, 1, 1]])
+    >>> causal_mask(2, 3).astype(int)
+    array([[1, 0, 0],
+           [1, 1, 0]])
+    """
+    L = check_positive_int(L, "L")
+    S = L if S is None else check_positive_int(S, "S")
+    return np.tril(np.ones((L, S), dtype=bool))
+
+
+def padding_mask(lengths, S: int) -> np.ndarray:
+    """Key-padding mask ``(B, 1, S)``: in sequence ``b`` only the first ``lengths[b]`` keys are real.
+
+    The middle axis of size 1 broadcasts over the queries, so the result can be passed
+    as ``attn_mask`` for scores of shape ``(B, L, S)``; add an axis for heads:
+    ``padding_mask(lengths, S)[:, None]`` is ``(B, 1, 1, S)``.
+
+    Examples
+    --------
+    >>> padding_mask([2, 3], 4).astype(int)
+    array([[[1, 1, 0, 0]],
+    <BLANKLINE>
+           [[1, 1, 1, 0]]])
+    """
+    S = check_positive_int(S, "S")
+    lengths = np.asarray(lengths)
+    if lengths.ndim != 1 or lengths.dtype.kind not in "iu":
+        raise ValueError(f"lengths must be a 1-D sequence of integers (one per batch row); got {lengths!r}")
+    if np.any(lengths < 0) or np.any(lengths > S):
+        raise ValueError(f"every length must lie in [0, S={S}]; got lengths={lengths.tolist()}")
+    return (np.arange(S) < lengths[:, None])[:, None, :]  # (B, 1) vs (S,) -> (B, S) -> (B, 1, S)
+
+
+def combine_masks(*masks) -> np.ndarray:
+    """Logical AND of boolean masks, broadcast together: a key is attended only if every mask allows it.
+
+    Examples
+    --------
+    >>> combine_masks(causal_mask(3), padding_mask([2], 3))[0].astype(int)
+    array([[1, 0, 0],
+           [1, 1, 0],
+           [1, 1, 0]])
+    """
+    if not masks:
+        raise ValueError("combine_masks needs at least one mask")
+    arrays = [np.asarray(m) for m in masks]
+    for position, mask in enumerate(arrays):
+        if mask.dtype != np.bool_:
+            raise TypeError(f"mask {position} must be bool (True = may attend); got dtype {mask.dtype}")
+    try:
+        return np.logical_and.reduce(np.broadcast_arrays(*arrays))
+    except ValueError:
+        raise ValueError(f"masks do not broadcast together: shapes {[m.shape for m in arrays]}") from None
+
+
+def mask_to_bias(mask, dtype=np.float64) -> np.ndarray:
+    """Turn a boolean mask into an additive bias: 0 where True, ``-inf`` where False.
+
+    ``-inf`` (not a large negative constant such as ``-1e9``) is exact in every float
+    type: ``exp(-inf) = 0``, while ``-1e9`` overflows float16 and leaves a tiny weight
+    behind when the real scores are large.
+
+    Examples
+    --------
+    >>> mask_to_bias(np.array([True, False]))
+    array([  0., -inf])
+    """
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"mask must be bool (True = may attend); got dtype {mask.dtype}")
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"dtype must be a float type; got {dtype}")
+    return np.where(mask, dtype.type(0), dtype.type(-np.inf))
