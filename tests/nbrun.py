@@ -1,0 +1,31 @@
+"""Run a notebook headless the way the tests and benchmarks do (nbclient, no front end)."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADLESS_ENV = {"SDPA_HEADLESS": "1", "MPLBACKEND": "Agg"}
+
+
+def execute_notebook(path: Path, *, timeout: int = 300, allow_errors: bool = False):
+    """Execute ``path`` top to bottom in its own folder; return (notebook, seconds).
+
+    Raises nbclient's CellExecutionError (with the failing cell and traceback) on error
+    unless ``allow_errors``.
+    """
+    notebook = nbformat.read(path, as_version=4)
+    os.environ.update(HEADLESS_ENV)  # inherited by the kernel started below
+    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+                            resources={"metadata": {"path": str(path.parent)}})
+    started = time.perf_counter()
+    client.execute()
+    return notebook, time.perf_counter() - started
+
+
+def lecture_notebooks() -> list[Path]:
+    return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
