@@ -78,15 +78,24 @@ def check_mask(attn_mask, scores_shape: tuple, name: str = "attn_mask") -> np.nd
     if mask.ndim < 2:
         raise ValueError(f"{name} must have at least 2 axes (..., L, S); got {name}.shape={mask.shape}")
     try:
-        np.broadcast_shapes(mask.shape, scores_shape)
+        full_shape = np.broadcast_shapes(mask.shape, scores_shape)
     except ValueError:
+        full_shape = None
+    # The mask may add batch axes, but never stretch L or S: a (5, 7) mask for one query
+    # row would otherwise silently turn a (1, 7) score matrix into (5, 7).
+    if full_shape is None or full_shape[-2:] != tuple(scores_shape[-2:]):
         raise ValueError(f"{name} with shape {mask.shape} does not broadcast to the scores' "
-                         f"shape (..., L, S)={scores_shape}") from None
+                         f"shape (..., L, S)={scores_shape}; its last two axes must be "
+                         f"(L or 1, S or 1) = ({scores_shape[-2]} or 1, {scores_shape[-1]} or 1)")
     return mask
 
 
 def check_scale(scale) -> None:
-    if scale is not None and not (np.isscalar(scale) and np.isfinite(scale) and scale > 0):
+    """``scale`` is None (meaning ``1/sqrt(E)``) or a positive finite real number (not a bool)."""
+    if scale is None:
+        return
+    is_real = isinstance(scale, (int, float, np.integer, np.floating)) and not isinstance(scale, (bool, np.bool_))
+    if not (is_real and np.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be a positive finite number or None (meaning 1/sqrt(E)); got {scale!r}")
 
 

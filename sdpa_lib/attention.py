@@ -76,8 +76,8 @@ def _unnormalised_weights(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _normalise(numerator: np.ndarray, row_sums: np.ndarray) -> np.ndarray:
-    """Divide by the row sums where they are positive; fully masked rows stay 0."""
-    return np.divide(numerator, row_sums, out=np.zeros_like(numerator), where=row_sums > 0)
+    """Divide by the row sums where they are nonzero; fully masked rows stay 0, NaN rows stay NaN."""
+    return np.divide(numerator, row_sums, out=np.zeros_like(numerator), where=row_sums != 0)
 
 
 def attention_weights(query, key, attn_mask=None, *, is_causal: bool = False, scale=None) -> np.ndarray:

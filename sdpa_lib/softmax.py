@@ -44,8 +44,8 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     row_max = np.where(np.isneginf(row_max), 0.0, row_max).astype(x.dtype, copy=False)
     exps = np.exp(x - row_max)
     totals = np.sum(exps, axis=axis, keepdims=True)
-    # Divide only where the total is positive: an all -inf slice stays all zeros.
-    return np.divide(exps, totals, out=np.zeros_like(exps), where=totals > 0)
+    # Divide only where the total is nonzero: an all -inf slice stays all zeros, a NaN stays NaN.
+    return np.divide(exps, totals, out=np.zeros_like(exps), where=totals != 0)
 
 
 def log_softmax(x, axis: int = -1) -> np.ndarray:

@@ -90,7 +90,7 @@ def _attend_one_query_block(q_block, key, value, mask, rows: slice, block_size: 
         running_sum = running_sum * rescale + tile.sum(axis=-1, keepdims=True)
         accumulator = accumulator * rescale + tile @ value[..., cols, :]  # (..., Lb, Sb) @ (..., Sb, Ev)
         running_max = new_max
-    return np.divide(accumulator, running_sum, out=np.zeros_like(accumulator), where=running_sum > 0)
+    return np.divide(accumulator, running_sum, out=np.zeros_like(accumulator), where=running_sum != 0)  # NaN stays NaN
 
 
 def _mask_tile(scores, mask, rows: slice, cols: slice, is_causal: bool):
