@@ -1,0 +1,33 @@
+"""nbgrader configuration: this repository is an nbgrader course directory.
+
+solutions/<assignment>/  is the instructor's source (nbgrader's "source" step),
+exercises/<assignment>/  is what `nbgrader generate_assignment` makes of it (the release step),
+and students' work is collected under submitted/, graded into autograded/, feedback/ (git-ignored).
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sdpa_lib.chapters import CHAPTERS  # noqa: E402  (the one list of chapters)
+
+c = get_config()  # noqa: F821  (provided by nbgrader when it loads this file)
+
+c.CourseDirectory.course_id = "sdpa"
+c.CourseDirectory.root = str(Path(__file__).resolve().parent)
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "exercises"
+c.CourseDirectory.db_assignments = [{"name": chapter.assignment} for chapter in CHAPTERS]
+
+# The release keeps the stubs and the visible tests; solution regions become NotImplementedError.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+# Grading: restore deleted test cells, and don't take points for harmless warnings on stderr.
+c.OverwriteCells.add_missing_cells = True
+c.IgnorePattern.enabled = True
+c.IgnorePattern.pattern = r"\w*Warning:"
+# A cell that loops forever is stopped and scores 0; the others still run.
+c.Execute.timeout = 60
+c.Execute.interrupt_on_timeout = True
+c.LimitOutput.max_lines = 200
+c.LimitOutput.max_lines_error = 60

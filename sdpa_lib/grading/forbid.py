@@ -1,0 +1,74 @@
+"""Make the sdpa_lib function a student re-implements unavailable while their code runs."""
+from __future__ import annotations
+
+import contextlib
+import importlib
+from typing import Callable, Iterable
+
+
+class ForbiddenCallError(RuntimeError):
+    """Raised when graded code calls the reference it is meant to re-implement."""
+
+
+def _stub(name: str, student_name: str) -> Callable:
+    def forbidden(*args, **kwargs):
+        raise ForbiddenCallError(
+            f"sdpa_lib.{name} is unavailable while your {student_name} is graded: this exercise asks you "
+            f"to write it yourself (numpy and the other sdpa_lib helpers are allowed)")
+    forbidden.__name__ = name
+    return forbidden
+
+
+def _places_holding(original: object, name: str, student: Callable) -> list[tuple[object, str]]:
+    """Every (namespace, attribute) through which graded code could reach ``original``.
+
+    The package namespace, the module that defines it and the student's globals (which
+    catch ``from sdpa_lib import softmax`` and aliases).  Other sdpa_lib modules keep
+    their own references, so allowed helpers that use it internally still work.
+    """
+    package = importlib.import_module("sdpa_lib")
+    places = [(package, name)]
+    defining_module = importlib.import_module(getattr(original, "__module__", "sdpa_lib"))
+    if getattr(defining_module, name, None) is original:
+        places.append((defining_module, name))
+    namespace = getattr(student, "__globals__", {})
+    places += [(namespace, key) for key, value in list(namespace.items()) if value is original]
+    return places
+
+
+@contextlib.contextmanager
+def unavailable(names: Iterable[str], student: Callable):
+    """Within the block, calling any ``sdpa_lib.<name>`` raises :class:`ForbiddenCallError`.
+
+    Examples
+    --------
+    >>> import sdpa_lib
+    >>> def mine(x):
+    ...     return sdpa_lib.softmax(x)
+    >>> with unavailable(["softmax"], mine):
+    ...     mine([1.0])
+    Traceback (most recent call last):
+    ...
+    sdpa_lib.grading.forbid.ForbiddenCallError: sdpa_lib.softmax is unavailable while your mine is graded: ...
+    """
+    package = importlib.import_module("sdpa_lib")
+    student_name = getattr(student, "__name__", "function")
+    saved = []
+    try:
+        for name in names:
+            original = getattr(package, name)
+            stub = _stub(name, student_name)
+            for place, key in _places_holding(original, name, student):
+                saved.append((place, key, original))
+                _set(place, key, stub)
+        yield
+    finally:
+        for place, key, original in reversed(saved):
+            _set(place, key, original)
+
+
+def _set(place, key: str, value) -> None:
+    if isinstance(place, dict):
+        place[key] = value
+    else:
+        setattr(place, key, value)

@@ -1,0 +1,40 @@
+"""Named wrong answers: when a student's output matches one, say which mistake it is."""
+from __future__ import annotations
+
+import warnings
+from typing import Callable, NamedTuple, Sequence
+
+import numpy as np
+
+
+class Mistake(NamedTuple):
+    """A catalogued wrong answer: ``compute(*args, **kwargs)`` gives what that mistake outputs."""
+    name: str  # e.g. "softmax over the wrong axis"
+    compute: Callable
+    hint: str  # what to think about to fix it
+
+
+def _quietly(function: Callable, args, kwargs):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            return function(*args, **kwargs)
+        except Exception:  # a wrong answer that crashes on this case cannot match
+            return None
+
+
+def _same(actual, candidate, rtol: float, atol: float) -> bool:
+    try:
+        actual, candidate = np.asarray(actual, dtype=float), np.asarray(candidate, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return actual.shape == candidate.shape and np.allclose(actual, candidate, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def diagnose(actual, mistakes: Sequence[Mistake], args=(), kwargs=None, *, rtol=1e-5, atol=1e-8) -> Mistake | None:
+    """The first catalogued mistake whose output equals ``actual`` on these inputs, else None."""
+    kwargs = kwargs or {}
+    for mistake in mistakes:
+        if _same(actual, _quietly(mistake.compute, args, kwargs), rtol, atol):
+            return mistake
+    return None
