@@ -16,7 +16,8 @@ c.CourseDirectory.course_id = "sdpa"
 c.CourseDirectory.root = str(Path(__file__).resolve().parent)
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "exercises"
-c.CourseDirectory.db_assignments = [{"name": chapter.assignment} for chapter in CHAPTERS]
+# The twelve assignments, one per chapter (nbgrader 0.9 adds each to the gradebook when it is generated).
+ASSIGNMENTS = [chapter.assignment for chapter in CHAPTERS]
 
 # The release keeps the stubs and the visible tests; solution regions become NotImplementedError.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
