@@ -49,6 +49,8 @@ def check_query_key(query: np.ndarray, key: np.ndarray) -> None:
         raise ValueError(f"query has E={query.shape[-1]} but key has E={key.shape[-1]}: "
                          f"q . k needs vectors of the same length; got query.shape={query.shape}, "
                          f"key.shape={key.shape}")
+    if key.shape[-2] == 0:
+        raise ValueError(f"key has S=0 positions: there is nothing to attend to; got key.shape={key.shape}")
     check_batch_broadcast(("query", query.shape[:-2]), ("key", key.shape[:-2]))
 
 

@@ -125,7 +125,11 @@ def softmax_backward(p, grad_p) -> np.ndarray:
     """
     p = check_probabilities(p)
     grad_p = as_float_array(grad_p, "grad_p", min_ndim=1, legend="(..., N)")
-    if np.broadcast_shapes(p.shape, grad_p.shape) != p.shape:
+    try:
+        same_shape = np.broadcast_shapes(p.shape, grad_p.shape) == p.shape
+    except ValueError:
+        same_shape = False
+    if not same_shape:
         raise ValueError(f"grad_p must have the shape of p; got p.shape={p.shape}, grad_p.shape={grad_p.shape}")
     inner = np.sum(grad_p * p, axis=-1, keepdims=True)  # (..., 1)
     return p * (grad_p - inner)
