@@ -32,6 +32,8 @@ CONCEPTS = ("apple", "release", "past", "new", "phone", "article", "spare_1", "s
 #: 苹果发布了新款手机 ("Apple released a new phone"), one token per word or particle.
 SOURCE_TOKENS = ("苹果", "发布", "了", "新款", "手机")
 TARGET_TOKENS = ("Apple", "released", "a", "new", "phone")
+#: Pinyin of SOURCE_TOKENS, for figure labels (matplotlib's default font has no Chinese glyphs).
+SOURCE_PINYIN = ("pingguo", "fabu", "le", "xinkuan", "shouji")
 
 # Meaning of each token as weights on CONCEPTS.  "released" carries the past tense that
 # Chinese marks with the particle 了; the article "a" has no Chinese counterpart.
