@@ -1,0 +1,118 @@
+"""Mask explorer (chapter 8): padding versus causal versus both, on a batch of two sequences.
+
+``mask_explorer_state`` builds the boolean mask (True = may attend) and the attention
+weights it produces (pure, unit-tested); ``draw_mask_explorer`` draws them;
+``mask_explorer`` wires the controls.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from ..attention import attention_weights
+from ..masks import causal_mask, combine_masks, padding_mask
+from ..plots import annotated_heatmap
+from ._base import show_explorer
+
+MASK_KINDS = ("none", "padding", "causal", "padding+causal")
+PADDING_SIDES = ("right", "left")
+
+
+def key_padding_mask(lengths, S: int, side: str = "right") -> np.ndarray:
+    """Key-padding mask ``(B, 1, S)`` with the real tokens at the start (right padding) or end (left).
+
+    Left padding is what batched generation uses, so that every sequence ends at the
+    last column; it is :func:`~sdpa_lib.masks.padding_mask` mirrored along the keys.
+
+    Examples
+    --------
+    >>> key_padding_mask([2], 4, "left").astype(int)
+    array([[[0, 0, 1, 1]]])
+    """
+    if side not in PADDING_SIDES:
+        raise ValueError(f"side must be one of {PADDING_SIDES}; got {side!r}")
+    mask = padding_mask(lengths, S)  # (B, 1, S)
+    return mask[..., ::-1] if side == "left" else mask
+
+
+def mask_explorer_state(kind: str = "padding", lengths=(5, 3), L: int = 5, S: int = 5, *,
+                        side: str = "right", seed: int = 0) -> dict:
+    """The mask of ``kind`` for a batch of ``len(lengths)`` sequences and the weights it gives.
+
+    Parameters
+    ----------
+    kind : one of ``MASK_KINDS``
+        ``"padding"`` hides padded keys, ``"causal"`` hides future keys (lower triangle,
+        top-left aligned), ``"padding+causal"`` hides both, ``"none"`` hides nothing.
+    lengths : sequence of int in ``[0, S]``
+        Real (unpadded) keys per sequence.
+    L, S : int
+        Query and key lengths.
+    side : ``"right"`` or ``"left"``
+        Where the padding sits.
+    seed : int
+        Seeds the random queries and keys ``(B, L, 4)``, ``(B, S, 4)``.
+
+    Returns
+    -------
+    dict
+        ``mask`` (B, L, S) bool, ``weights`` (B, L, S) (masked entries exactly 0),
+        ``fully_masked`` (B, L) bool: rows with no key left, whose weights and output are
+        all zero, ``attended`` (B, L) number of keys each row may see.
+
+    Examples
+    --------
+    >>> s = mask_explorer_state("padding+causal", lengths=(2,), L=3, S=3, side="left")
+    >>> s["fully_masked"].astype(int)
+    array([[1, 0, 0]])
+    """
+    if kind not in MASK_KINDS:
+        raise ValueError(f"kind must be one of {MASK_KINDS}; got {kind!r}")
+    lengths = np.asarray(lengths, dtype=int)
+    B = lengths.size
+    rng = np.random.default_rng(seed)
+    query, key = rng.normal(size=(B, L, 4)), rng.normal(size=(B, S, 4))  # (B, L, E), (B, S, E)
+    parts = {"none": [], "padding": [key_padding_mask(lengths, S, side)], "causal": [causal_mask(L, S)]}
+    parts["padding+causal"] = parts["padding"] + parts["causal"]
+    pieces = parts[kind] or [np.ones((L, S), dtype=bool)]
+    mask = np.broadcast_to(combine_masks(*pieces), (B, L, S))  # (B, L, S)
+    weights = attention_weights(query, key, mask)  # (B, L, S)
+    attended = mask.sum(axis=-1)  # (B, L)
+    return {"kind": kind, "lengths": lengths, "side": side, "mask": mask, "weights": weights,
+            "attended": attended, "fully_masked": attended == 0}
+
+
+def draw_mask_explorer(kind: str = "padding", length_a: int = 5, length_b: int = 3, L: int = 5, S: int = 5,
+                       side: str = "right"):
+    """For each of two sequences: its mask (1 = may attend) above its attention weights.
+
+    Fully masked rows are marked in red on the right.  Returns the matplotlib Figure.
+    """
+    state = mask_explorer_state(kind, (min(length_a, S), min(length_b, S)), L, S, side=side)
+    figure, axes = plt.subplots(2, 2, figsize=(2.4 + 1.1 * S, 2 + 1.3 * L), squeeze=False)
+    keys = [f"k{j}" for j in range(S)]
+    for b in range(2):
+        rows = [f"q{i}" for i in range(L)]
+        annotated_heatmap(state["mask"][b].astype(float), axes[0, b], fmt="{:.0f}", cmap="Greens", vmin=0, vmax=1,
+                          title=f"seq {b} (length {state['lengths'][b]}): mask", row_labels=rows, col_labels=keys)
+        annotated_heatmap(state["weights"][b], axes[1, b], vmin=0, vmax=1,
+                          title="weights", row_labels=rows, col_labels=keys)
+        for i in np.flatnonzero(state["fully_masked"][b]):
+            axes[1, b].text(S - 0.4, i, " fully masked: zeros", color="red", fontsize=7, va="center")
+    figure.suptitle(f"{kind} mask, {side} padding: True = may attend", fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
+def mask_explorer():
+    """Dropdowns and sliders for kind, lengths, L, S and padding side (a static figure headless)."""
+    import ipywidgets as widgets
+
+    def slider(name, value):
+        return widgets.IntSlider(value=value, min=0 if "length" in name else 1, max=8, description=name)
+
+    controls = {"kind": widgets.Dropdown(options=MASK_KINDS, value="padding+causal", description="kind"),
+                "length_a": slider("length_a", 5), "length_b": slider("length_b", 3),
+                "L": slider("L", 5), "S": slider("S", 5),
+                "side": widgets.ToggleButtons(options=PADDING_SIDES, description="padding")}
+    return show_explorer(controls, draw_mask_explorer)

@@ -1,0 +1,114 @@
+"""Temperature explorer (chapter 5): how dividing the scores by T sharpens or flattens softmax.
+
+``temperature_state`` computes the numbers (pure, unit-tested), ``draw_temperature``
+draws them, ``temperature_explorer`` wires a log-scale slider to the drawing.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from ..softmax import entropy, softmax, softmax_jacobian
+from ._base import show_explorer
+
+DEFAULT_SCORES = np.array([2.0, 1.0, 0.5, 0.0, -1.0])  # one query's scores over five keys
+TEMPERATURE_RANGE = (0.05, 20.0)
+
+
+def _check_temperature(temperature) -> float:
+    is_real = isinstance(temperature, (int, float, np.integer, np.floating)) and not isinstance(temperature, bool)
+    if not (is_real and np.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"temperature must be a positive finite number; got {temperature!r}")
+    return float(temperature)
+
+
+def temperature_state(temperature: float = 1.0, scores=None) -> dict:
+    r"""Softmax of ``scores / temperature`` and the quantities that describe it.
+
+    Parameters
+    ----------
+    temperature : float > 0
+        ``T``; ``T = 1`` is plain softmax, ``T -> 0`` approaches argmax (one-hot),
+        ``T -> inf`` approaches the uniform distribution.
+    scores : array_like, shape ``(N,)``, optional
+        One query's scores; defaults to ``DEFAULT_SCORES``.
+
+    Returns
+    -------
+    dict
+        ``scores`` (N,), ``logits`` = scores / T (N,), ``weights`` (N,) summing to 1,
+        ``entropy`` in nats (0 = one-hot, log N = uniform), ``max_weight``,
+        ``jacobian`` (N, N) = diag(p) - p p^T (derivative with respect to the logits),
+        ``jacobian_norm`` its Frobenius norm (how strongly the weights still respond to a
+        change of the logits) and ``score_jacobian_norm`` = jacobian_norm / T (the same
+        with respect to the scores, since logits = scores / T).
+
+    Raises
+    ------
+    ValueError
+        If ``temperature`` is not a positive finite number or ``scores`` is not 1-D.
+
+    Examples
+    --------
+    >>> s = temperature_state(1e6)
+    >>> bool(np.allclose(s["weights"], 0.2))
+    True
+    """
+    temperature = _check_temperature(temperature)
+    scores = DEFAULT_SCORES if scores is None else np.asarray(scores, dtype=float)
+    if scores.ndim != 1 or scores.size < 2:
+        raise ValueError(f"scores must be 1-D with at least 2 entries (N,); got shape {scores.shape}")
+    logits = scores / temperature  # (N,)
+    weights = softmax(logits)  # (N,)
+    jacobian = softmax_jacobian(weights)  # (N, N)
+    return {"scores": scores, "temperature": temperature, "logits": logits, "weights": weights,
+            "entropy": float(entropy(weights)), "max_weight": float(weights.max()),
+            "jacobian": jacobian, "jacobian_norm": float(np.linalg.norm(jacobian)),
+            "score_jacobian_norm": float(np.linalg.norm(jacobian)) / temperature}
+
+
+def temperature_curve(temperatures, scores=None) -> dict:
+    """Entropy, max weight and Jacobian norm at each temperature: arrays of ``len(temperatures)``."""
+    states = [temperature_state(t, scores) for t in temperatures]
+    return {name: np.array([s[name] for s in states]) for name in ("entropy", "max_weight", "jacobian_norm", "score_jacobian_norm")}
+
+
+def draw_temperature(temperature: float = 1.0, scores=None):
+    """Three panels: the weights at ``temperature``; entropy and Jacobian norms against T.
+
+    Returns
+    -------
+    matplotlib Figure
+    """
+    state = temperature_state(temperature, scores)
+    grid = np.geomspace(*TEMPERATURE_RANGE, 60)
+    curve = temperature_curve(grid, state["scores"])
+    figure, (ax_w, ax_h, ax_j) = plt.subplots(1, 3, figsize=(12, 3.2))
+    keys = [f"k{j}" for j in range(state["scores"].size)]
+    ax_w.bar(keys, state["weights"], color="tab:blue")
+    ax_w.set_ylim(0, 1)
+    ax_w.set_title(f"softmax(scores / T), T = {state['temperature']:.2f}", fontsize=10)
+    for j, (w, s) in enumerate(zip(state["weights"], state["scores"])):
+        ax_w.text(j, w + 0.02, f"{w:.2f}\n(s={s:g})", ha="center", fontsize=7)
+    for ax, name, label in ((ax_h, "entropy", "entropy (nats)"), (ax_j, "jacobian_norm", "||dp/d(s/T)||")):
+        ax.semilogx(grid, curve[name], color="tab:grey", label=label)
+        ax.plot(state["temperature"], state[name], "o", color="tab:red")
+        ax.set_xlabel("temperature T (log scale)")
+        ax.set_title(f"{label} = {state[name]:.3f}", fontsize=10)
+    ax_j.semilogx(grid, curve["score_jacobian_norm"], color="tab:orange", label="||dp/ds|| = ||dp/d(s/T)|| / T")
+    ax_j.plot(state["temperature"], state["score_jacobian_norm"], "o", color="tab:red")
+    ax_j.legend(fontsize=7)
+    ax_h.axhline(np.log(state["scores"].size), ls=":", color="k")
+    ax_h.text(grid[0], np.log(state["scores"].size) * 0.93, "log N (uniform)", fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def temperature_explorer(scores=None):
+    """A log-scale temperature slider redrawing :func:`draw_temperature` (a static figure headless)."""
+    import ipywidgets as widgets
+
+    slider = widgets.FloatLogSlider(value=1.0, base=10, min=np.log10(TEMPERATURE_RANGE[0]),
+                                    max=np.log10(TEMPERATURE_RANGE[1]), step=0.05,
+                                    description="T", continuous_update=False)
+    return show_explorer({"temperature": slider}, lambda temperature: draw_temperature(temperature, scores))
