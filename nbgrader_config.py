@@ -32,3 +32,16 @@ c.Execute.timeout = 60
 c.Execute.interrupt_on_timeout = True
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_lines_error = 60
+
+# A submission may not bring its own modules: a stray sdpa_lib.py or numpy/ beside the notebook
+# would shadow the reference the tests compare against.  These files are not copied for grading.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
+                            "*.py", "*.pth", "*.so", "sdpa_lib*", "numpy*"]
+
+# Feedback shows each failed test's message, not the hidden tests' source (see sdpa_lib/grading/feedback.py).
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "sdpa_lib.grading.feedback.ShowOnlyErrorMessages",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]

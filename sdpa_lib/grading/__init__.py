@@ -16,13 +16,14 @@ A grade cell typically reads::
 On a mismatch the AssertionError names the case, the shapes, the largest error and,
 when the student's output equals a catalogued wrong answer, that mistake and its hint.
 """
-from .checks import (GradingError, check_against_reference, expect_close, expect_rows_sum_to_one,
-                     expect_shape)
-from .forbid import ForbiddenCallError, unavailable
+from .checks import check_against_reference, expect_close, expect_rows_sum_to_one, expect_shape
+from .errors import ForbiddenCallError, GradingError
+from .forbid import unavailable
+from .integrity import check_environment
 from .mistakes import Mistake, diagnose
 from .randomness import grading_rng, random_attention_inputs, seed_of
 
 __all__ = [
-    "ForbiddenCallError", "GradingError", "Mistake", "check_against_reference", "diagnose", "expect_close",
+    "ForbiddenCallError", "GradingError", "Mistake", "check_against_reference", "check_environment", "diagnose", "expect_close",
     "expect_rows_sum_to_one", "expect_shape", "grading_rng", "random_attention_inputs", "seed_of", "unavailable",
 ]

@@ -7,12 +7,10 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from .forbid import ForbiddenCallError, unavailable
+from .errors import ForbiddenCallError, GradingError
+from .forbid import unavailable
+from .integrity import check_environment
 from .mistakes import Mistake, diagnose
-
-
-class GradingError(AssertionError):
-    """A graded check failed; the message is the feedback the student reads."""
 
 
 def describe_case(args: Sequence, kwargs: dict) -> str:
@@ -98,6 +96,7 @@ def check_against_reference(student: Callable, reference: Callable, cases: Itera
     which case, what differs and, if the output matches a catalogued mistake, its name and hint.
     ``seed`` (the grading generator's seed) is quoted so the case can be reproduced.
     """
+    check_environment()
     if not callable(student):
         raise GradingError(f"expected a function to grade, got {type(student).__name__}: did you overwrite its name?")
     forbidden, count = tuple(forbidden), 0
