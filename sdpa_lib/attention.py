@@ -44,13 +44,22 @@ def _resolve_mask(attn_mask, is_causal: bool, scores_shape: tuple):
     return check_mask(attn_mask, scores_shape)
 
 
+def _scale_factor(query: np.ndarray, scale):
+    """The scale, default ``1/sqrt(E)``, as a scalar of the query's dtype (float32 stays float32)."""
+    check_scale(scale)
+    return query.dtype.type(default_scale(query.shape[-1]) if scale is None else scale)
+
+
 def _masked_scores(query, key, attn_mask, is_causal, scale) -> np.ndarray:
     """Scaled scores ``(..., L, S)`` with the mask applied (False -> -inf, float mask added)."""
-    check_scale(scale)
-    factor = query.dtype.type(default_scale(query.shape[-1]) if scale is None else scale)
     # Scale the (..., L, E) query rather than the (..., L, S) scores: fewer multiplications.
-    scores = (query * factor) @ np.swapaxes(key, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
-    mask = _resolve_mask(attn_mask, is_causal, scores.shape)
+    query = query * _scale_factor(query, scale)
+    scores = query @ np.swapaxes(key, -1, -2)  # (..., L, E) @ (..., E, S) -> (..., L, S)
+    return _apply_mask(scores, _resolve_mask(attn_mask, is_causal, scores.shape))
+
+
+def _apply_mask(scores: np.ndarray, mask) -> np.ndarray:
+    """``scores`` (in place when the shapes allow) with a bool mask's False set to -inf or a float mask added."""
     if mask is None:
         return scores
     full_shape = np.broadcast_shapes(scores.shape, mask.shape)
@@ -78,6 +87,42 @@ def _unnormalised_weights(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _normalise(numerator: np.ndarray, row_sums: np.ndarray) -> np.ndarray:
     """Divide by the row sums where they are nonzero; fully masked rows stay 0, NaN rows stay NaN."""
     return np.divide(numerator, row_sums, out=np.zeros_like(numerator), where=row_sums != 0)
+
+
+# A chunk of this many bytes of scores stays in cache through the passes of the softmax (max,
+# subtract, exp, sum, @ V); measured by benchmarks/bench_sdpa.py.
+_CHUNK_BYTES = 4 * 2**20
+
+
+def _flat_batch(array: np.ndarray, batch: tuple) -> np.ndarray:
+    """``array`` ``(..., X, Y)`` broadcast to ``(*batch, X, Y)`` and flattened to ``(N, X, Y)``, a view if possible."""
+    return np.broadcast_to(array, (*batch, *array.shape[-2:])).reshape(-1, *array.shape[-2:])
+
+
+def _output_by_chunks(query, key, value, attn_mask, is_causal, scale) -> np.ndarray:
+    """``softmax(scores) V`` without the weights, a few ``(L, S)`` score matrices at a time -> ``(..., L, Ev)``.
+
+    Each chunk's scores are built, exponentiated and multiplied by V while they are still
+    in cache, and the row sums divide the small ``(n, L, Ev)`` output, not the weights.
+    """
+    factor = _scale_factor(query, scale)
+    L, S = query.shape[-2], key.shape[-2]
+    batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    mask = _resolve_mask(attn_mask, is_causal, (*batch, L, S))
+    if mask is not None:
+        batch = np.broadcast_shapes(batch, mask.shape[:-2])
+        mask = _flat_batch(mask, batch)  # (N, L or 1, S or 1)
+    query = _flat_batch(query * factor, batch)  # (N, L, E)
+    keys_t = np.swapaxes(_flat_batch(key, batch), -1, -2)  # (N, S, E) -> (N, E, S)
+    value = _flat_batch(value, batch)  # (N, S, Ev)
+    output = np.empty((query.shape[0], L, value.shape[-1]), dtype=query.dtype)  # (N, L, Ev)
+    step = max(1, _CHUNK_BYTES // max(1, L * S * query.itemsize))
+    for start in range(0, query.shape[0], step):
+        items = slice(start, start + step)
+        scores = query[items] @ keys_t[items]  # (n, L, E) @ (n, E, S) -> (n, L, S)
+        scores, row_sums = _unnormalised_weights(_apply_mask(scores, None if mask is None else mask[items]))
+        output[items] = _normalise(scores @ value[items], row_sums)  # (n, L, S) @ (n, S, Ev) -> (n, L, Ev)
+    return output.reshape((*batch, L, value.shape[-1]))
 
 
 def attention_weights(query, key, attn_mask=None, *, is_causal: bool = False, scale=None) -> np.ndarray:
@@ -181,10 +226,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, dropout_p
     _check_dropout(dropout_p)
     query, key, value = _inputs(query, key, value)
     check_batch_broadcast(("query", query.shape[:-2]), ("value", value.shape[:-2]))
-    scores, row_sums = _unnormalised_weights(_masked_scores(query, key, attn_mask, is_causal, scale))
     if not return_weights and dropout_p == 0:
-        # (..., L, S) @ (..., S, Ev) -> (..., L, Ev), then divide the small output by the sums
-        return _normalise(scores @ value, row_sums)
+        return _output_by_chunks(query, key, value, attn_mask, is_causal, scale)
+    scores, row_sums = _unnormalised_weights(_masked_scores(query, key, attn_mask, is_causal, scale))
     weights = _normalise(scores, row_sums)
     if dropout_p > 0:
         weights = _dropout(weights, dropout_p, rng)
