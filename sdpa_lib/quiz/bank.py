@@ -1,0 +1,82 @@
+"""Load the question bank (``bank/chNN_<slug>.yaml``, one file per chapter) and pick questions from it."""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from ..chapters import chapter as find_chapter
+from .schema import DIFFICULTIES, BankError, Question, parse_bank_file
+
+BANK_DIR = Path(__file__).with_name("bank")
+
+
+def load_bank_file(path: Path) -> list[Question]:
+    """Parse and check one bank file; its name must be ``chNN_<slug>.yaml`` of its chapter."""
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise BankError(f"{path.name}: not valid YAML: {error}") from None
+    questions = parse_bank_file(document, path.name)
+    expected = f"{find_chapter(questions[0].chapter).assignment}.yaml"
+    if path.name != expected:
+        raise BankError(f"{path.name}: holds chapter {questions[0].chapter}, so it must be named {expected}")
+    return questions
+
+
+def load_questions(directory: Path = BANK_DIR) -> tuple[Question, ...]:
+    """Every question of every bank file in ``directory``, in chapter order; ids must be unique."""
+    questions, seen = [], {}
+    for path in sorted(directory.glob("*.yaml")):
+        for question in load_bank_file(path):
+            if question.id in seen:
+                raise BankError(f"{path.name}: question id {question.id!r} is already used in {seen[question.id]}")
+            seen[question.id] = path.name
+            questions.append(question)
+    return tuple(questions)
+
+
+@lru_cache(maxsize=1)
+def load_bank() -> tuple[Question, ...]:
+    """The package's question bank (loaded once)."""
+    return load_questions(BANK_DIR)
+
+
+def by_id(questions=None) -> dict[str, Question]:
+    return {q.id: q for q in (load_bank() if questions is None else questions)}
+
+
+def select(questions=None, *, chapter=None, tag: str | None = None, difficulty: str | None = None,
+           ids=None) -> list[Question]:
+    """The questions matching every filter given (bank order).
+
+    ``chapter`` is a number, slug or assignment name (see :func:`sdpa_lib.chapter`); ``ids``
+    picks questions by id, in the order given.  Raises ``ValueError`` naming an unknown id,
+    chapter, tag or difficulty, or when nothing matches.
+    """
+    pool = list(load_bank() if questions is None else questions)
+    if ids is not None:
+        known = by_id(pool)
+        missing = [qid for qid in ids if qid not in known]
+        if missing:
+            raise ValueError(f"unknown question id(s) {missing}; ids look like {pool[0].id!r}")
+        pool = [known[qid] for qid in ids]
+    if chapter is not None:
+        try:
+            number = find_chapter(chapter).number
+        except KeyError as error:
+            raise ValueError(error.args[0]) from None
+        pool = [q for q in pool if q.chapter == number]
+    if tag is not None:
+        all_tags = sorted({t for q in pool for t in q.tags})
+        if tag.lower() not in all_tags:
+            raise ValueError(f"no question has tag {tag!r}; tags are: {', '.join(all_tags)}")
+        pool = [q for q in pool if tag.lower() in q.tags]
+    if difficulty is not None:
+        if difficulty not in DIFFICULTIES:
+            raise ValueError(f"difficulty must be one of {', '.join(DIFFICULTIES)}; got {difficulty!r}")
+        pool = [q for q in pool if q.difficulty == difficulty]
+    if not pool:
+        raise ValueError("no question matches these filters")
+    return pool

@@ -1,0 +1,275 @@
+"""The quiz in a notebook: ``check_yourself`` after a lecture section, ``quiz_widget`` for chapter 12.
+
+Both show ipywidgets cards wired to plain methods (``QuestionCard.check``,
+``QuestionCard.reveal``, ``QuestionCard.self_grade``, ``QuizRunner.next``) that tests call
+directly.  With ``SDPA_HEADLESS=1`` (tests, nbconvert) they print the questions with their
+options as text, without the answers, and return the list of questions.
+"""
+from __future__ import annotations
+
+import html
+import time
+from typing import Callable
+
+import numpy as np
+
+from ..chapters import chapter as find_chapter
+from ..widgets import is_headless
+from .bank import select
+from .engine import (AnswerError, Presented, QuizSession, describe, feedback, format_question, grade,
+                     parse_answer, present)
+from .modes import MOCK_SECONDS_PER_QUESTION, choose_questions
+from .schema import Question
+from .store import AnswerStore, StoreError
+
+MODES = ("chapter", "tag", "difficulty", "mock", "review")
+
+
+def _as_html(text: str) -> str:
+    return html.escape(text).replace("\n", "<br>")
+
+
+def print_questions(title: str, questions: list[Question]) -> None:
+    """The headless form: the questions and options as text, no answers."""
+    print(title)
+    for number, question in enumerate(questions, 1):
+        print()
+        print(format_question(present(question), number))
+
+
+class QuestionCard:
+    """One question as a widget card: an input, a Check button and the explanation.
+
+    ``on_answer(question, correct)`` is called once the question is answered.
+    """
+
+    def __init__(self, presented: Presented, store: AnswerStore | None,
+                 on_answer: Callable[[Question, bool], None] | None = None):
+        import ipywidgets as widgets
+
+        self.presented, self.store, self.on_answer = presented, store, on_answer
+        self.answered = False
+        question = presented.question
+        self.prompt = widgets.HTML(f"<b>{_as_html(question.prompt)}</b>")
+        self.feedback = widgets.HTML("")
+        self.inputs = self._inputs(widgets)
+        if question.type == "open":
+            self.notes = widgets.Textarea(placeholder="Write your answer here, then show the model answer.")
+            self.reveal_button = widgets.Button(description="Show model answer")
+            self.reveal_button.on_click(lambda _: self.reveal())
+            self.got_button = widgets.Button(description="I got it", disabled=True)
+            self.missed_button = widgets.Button(description="I missed it", disabled=True)
+            self.got_button.on_click(lambda _: self.self_grade(True))
+            self.missed_button.on_click(lambda _: self.self_grade(False))
+            controls = [self.notes, widgets.HBox([self.reveal_button, self.got_button, self.missed_button])]
+        else:
+            self.check_button = widgets.Button(description="Check", button_style="primary")
+            self.check_button.on_click(lambda _: self.check())
+            controls = [*self.inputs, self.check_button]
+        self.box = widgets.VBox([self.prompt, *controls, self.feedback],
+                                layout=widgets.Layout(border="1px solid #ccc", padding="6px", margin="4px 0"))
+
+    def _inputs(self, widgets) -> list:
+        question, labels = self.presented.question, self.presented.labels
+        if question.type == "single":
+            options = [(f"{letter}. {question.options[i].text}", letter)
+                       for letter, i in zip(labels, self.presented.order)]
+            return [widgets.RadioButtons(options=options, value=None, layout=widgets.Layout(width="auto"))]
+        if question.type == "multiple":
+            return [widgets.Checkbox(description=f"{letter}. {question.options[i].text}", indent=False,
+                                     layout=widgets.Layout(width="auto"))
+                    for letter, i in zip(labels, self.presented.order)]
+        if question.type == "true_false":
+            return [widgets.RadioButtons(options=[("True", "true"), ("False", "false")], value=None)]
+        if question.type == "numeric":
+            return [widgets.Text(placeholder="a number, e.g. 11.31")]
+        return []
+
+    def answer_text(self) -> str:
+        """The current input as the text the console would read."""
+        kind = self.presented.question.type
+        if kind == "multiple":
+            return "".join(letter for letter, box in zip(self.presented.labels, self.inputs) if box.value)
+        return self.inputs[0].value or "" if self.inputs else ""
+
+    def check(self) -> bool | None:
+        """Grade the current input; returns whether it was right (None if it could not be read)."""
+        if self.answered:
+            return None
+        try:
+            answer = parse_answer(self.presented, self.answer_text())
+        except AnswerError as error:
+            self.feedback.value = f"<b>{_as_html(str(error))}</b>"
+            return None
+        return self._finish(answer)
+
+    def reveal(self) -> None:
+        """Open question: show the model answer and enable the self-grading buttons."""
+        model = self.presented.question.model_answer
+        self.feedback.value = f"<b>Model answer</b><br>{_as_html(model)}<br><i>Did your answer cover it?</i>"
+        self.reveal_button.disabled = True
+        self.got_button.disabled = self.missed_button.disabled = False
+
+    def self_grade(self, got_it: bool) -> bool | None:
+        """Open question: the learner's verdict on their own answer."""
+        if self.answered:
+            return None
+        self.reveal_button.disabled = self.got_button.disabled = self.missed_button.disabled = True
+        return self._finish(got_it)
+
+    def _finish(self, answer) -> bool:
+        question = self.presented.question
+        correct = grade(question, answer)
+        self.answered = True
+        text = feedback(self.presented, answer)
+        if question.type == "open":
+            text = f"Model answer: {question.model_answer}\n{text}"
+        self.feedback.value = f"<div style='white-space: normal'>{_as_html(text)}</div>"
+        for control in self.inputs:
+            control.disabled = True
+        if hasattr(self, "check_button"):
+            self.check_button.disabled = True
+        self._record(correct, describe(self.presented, answer))
+        if self.on_answer is not None:
+            self.on_answer(question, correct)
+        return correct
+
+    def _record(self, correct: bool, chosen: str) -> None:
+        if self.store is None:
+            return
+        try:
+            self.store.record(self.presented.question.id, correct, chosen)
+        except StoreError as error:
+            self.feedback.value += f"<br><i>Not saved: {_as_html(str(error))}</i>"
+
+
+def _store(store) -> AnswerStore:
+    return store if isinstance(store, AnswerStore) else AnswerStore(store)
+
+
+def _chapter_questions(chapter, n: int, ids, rng) -> list[Question]:
+    number = find_chapter(chapter).number
+    if ids is not None:
+        questions = select(ids=list(ids))
+        strays = [q.id for q in questions if q.chapter != number]
+        if strays:
+            raise ValueError(f"question(s) {strays} are not in chapter {number}")
+        return questions
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive whole number of questions; got {n!r}")
+    pool = select(chapter=number)
+    return [pool[i] for i in sorted(rng.choice(len(pool), size=min(n, len(pool)), replace=False))]
+
+
+def check_yourself(chapter, n: int = 3, ids=None, *, seed=None, store=None):
+    """A few questions of ``chapter`` as a small quiz; wrong answers go into the wrong-answer book.
+
+    Parameters
+    ----------
+    chapter : int or str
+        Chapter number or slug (see :func:`sdpa_lib.chapter`).
+    n : int
+        How many questions, drawn at random from the chapter (all if it has fewer).
+    ids : list of str, optional
+        Ask exactly these questions (ids of this chapter) instead.
+    seed : int, optional
+        Seeds the draw and the option order.
+    store : path or AnswerStore, optional
+        Where answers are saved (default: ``$SDPA_QUIZ_STORE`` or the user data dir).
+
+    Returns
+    -------
+    The list of questions when headless; otherwise the ``VBox`` of cards (``.cards`` holds them).
+    """
+    try:
+        title = find_chapter(chapter).title
+    except KeyError as error:
+        raise ValueError(error.args[0]) from None
+    rng = np.random.default_rng(seed)
+    questions = _chapter_questions(chapter, n, ids, rng)
+    if is_headless():
+        print_questions(f"Check yourself: {title}", questions)
+        return questions
+    import ipywidgets as widgets
+    from IPython.display import display
+
+    answer_store = _store(store)
+    cards = [QuestionCard(present(q, rng), answer_store) for q in questions]
+    box = widgets.VBox([widgets.HTML(f"<h4>Check yourself: {html.escape(title)}</h4>"),
+                        *[card.box for card in cards]])
+    box.cards = cards
+    display(box)
+    return box
+
+
+class QuizRunner:
+    """A full quiz, one card at a time, with the score by chapter at the end (``.box`` is the widget)."""
+
+    def __init__(self, questions, store: AnswerStore | None, rng, *, time_limit: float | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        import ipywidgets as widgets
+
+        self.session = QuizSession.start(questions, rng)
+        self.store, self.time_limit, self.clock = store, time_limit, clock
+        self.started = clock()
+        self.progress = widgets.HTML()
+        self.slot = widgets.VBox()
+        self.next_button = widgets.Button(description="Next question", disabled=True)
+        self.next_button.on_click(lambda _: self.next())
+        self.summary = widgets.HTML()
+        self.box = widgets.VBox([self.progress, self.slot, self.next_button, self.summary])
+        self._show_current()
+
+    def time_is_up(self) -> bool:
+        return self.time_limit is not None and self.clock() - self.started > self.time_limit
+
+    def _show_current(self) -> None:
+        self.card = QuestionCard(self.session.current, self.store, self._answered)
+        self.slot.children = [self.card.box]
+        self.next_button.disabled = True
+        elapsed = self.clock() - self.started
+        limit = f" of {self.time_limit / 60:.0f} min" if self.time_limit else ""
+        self.progress.value = (f"Question {self.session.position + 1}/{len(self.session.items)}"
+                               f" · {elapsed / 60:.1f} min{limit}")
+
+    def _answered(self, question: Question, correct: bool) -> None:
+        self.session.record(correct)
+        self.next_button.disabled = False
+
+    def next(self) -> None:
+        """Move to the next question, or show the summary when the quiz (or its time) is over."""
+        if self.session.done or self.time_is_up():
+            self.next_button.disabled = True
+            over = "Time is up. " if self.time_is_up() and not self.session.done else ""
+            self.summary.value = f"<pre>{html.escape(over + self.session.summary())}</pre>"
+            return
+        self._show_current()
+
+
+def quiz_widget(mode: str = "chapter", *, chapter=None, tag=None, difficulty=None, n: int = 10,
+                seed=None, store=None):
+    """The full quiz of chapter 12: one question at a time, then the score by chapter.
+
+    ``mode`` is ``"chapter"``, ``"tag"``, ``"difficulty"`` (each needs its filter),
+    ``"mock"`` (``n`` questions from the whole bank, 90 s each) or ``"review"`` (the
+    wrong-answer book, due questions first).  Headless: prints the questions and returns them.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    needed = {"chapter": chapter, "tag": tag, "difficulty": difficulty}
+    if mode in needed and needed[mode] is None:
+        raise ValueError(f"mode={mode!r} needs {mode}=...")
+    rng = np.random.default_rng(seed)
+    answer_store = _store(store)
+    questions = choose_questions(chapter=chapter, tag=tag, difficulty=difficulty, rng=rng,
+                                 mock=n if mode == "mock" else None, review=mode == "review",
+                                 store=answer_store, limit=None if mode == "mock" else n)
+    if is_headless():
+        print_questions(f"Quiz ({mode}): {len(questions)} questions", questions)
+        return questions
+    from IPython.display import display
+
+    limit = MOCK_SECONDS_PER_QUESTION * len(questions) if mode == "mock" else None
+    runner = QuizRunner(questions, answer_store, rng, time_limit=limit)
+    display(runner.box)
+    return runner
