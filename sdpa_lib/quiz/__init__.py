@@ -14,7 +14,14 @@ from .bank import load_bank, select
 from .engine import QuizSession, feedback, grade, parse_answer, present
 from .schema import BankError, Question
 from .store import AnswerStore, default_store_path
-from .widget import check_yourself, quiz_widget
+
+def __getattr__(name: str):
+    """``check_yourself`` and ``quiz_widget`` load ipywidgets and matplotlib: import them on first use,
+    so that the ``sdpa-quiz`` console command starts fast."""
+    if name in ("check_yourself", "quiz_widget"):
+        from . import widget
+        return getattr(widget, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["AnswerStore", "BankError", "Question", "QuizSession", "check_yourself", "default_store_path",
            "feedback", "grade", "load_bank", "parse_answer", "present", "quiz_widget", "select"]

@@ -49,14 +49,13 @@ def present(question: Question, rng: np.random.Generator | None = None) -> Prese
 
 def answer_hint(presented: Presented) -> str:
     """What to type, for the prompt."""
-    labels = presented.labels
-    return {
-        "single": f"one letter, {labels[0]}-{labels[-1]}",
-        "multiple": f"every correct letter, e.g. {labels[0]}{labels[-1]}",
-        "true_false": "t (true) or f (false)",
-        "numeric": "a number",
-        "open": "y if your answer matched the model answer, n if not",
-    }[presented.question.type]
+    kind, labels = presented.question.type, presented.labels
+    if kind == "single":
+        return f"one letter, {labels[0]}-{labels[-1]}"
+    if kind == "multiple":
+        return f"every correct letter, e.g. {labels[0]}{labels[-1]}"
+    return {"true_false": "t (true) or f (false)", "numeric": "a number",
+            "open": "y if your answer matched the model answer, n if not"}[kind]
 
 
 def format_question(presented: Presented, number: int | None = None) -> str:

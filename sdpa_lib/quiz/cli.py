@@ -1,0 +1,160 @@
+"""``sdpa-quiz``: the quiz in a terminal.
+
+Asks questions from the bank (by chapter, tag or difficulty), a timed mock interview
+(``--mock N``) or the wrong-answer book (``--review``, due questions first); explains
+every answer; saves each answer at once; prints the score by chapter at the end.
+Bad input re-prompts; end of input or Ctrl-C stops cleanly with everything answered so
+far saved.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from datetime import date, datetime
+from typing import Callable
+
+import numpy as np
+
+from .engine import AnswerError, Presented, QuizSession, answer_hint, describe, feedback, format_question, parse_answer
+from .modes import MOCK_SECONDS_PER_QUESTION, NothingToAsk, choose_questions
+from .schema import DIFFICULTIES
+from .store import STORE_ENV, AnswerStore, StoreError
+
+TODAY_ENV = "SDPA_QUIZ_TODAY"  # pretend today is this ISO date: try the schedule, test it
+QUIT_WORDS = {"q", "quit", "exit"}
+
+
+class StopQuiz(Exception):
+    """The learner asked to stop (typed q, or the input ended)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sdpa-quiz", description="Interview review for scaled dot-product attention: quiz yourself, "
+        "and re-ask what you got wrong (the wrong-answer book) until you know it.")
+    parser.add_argument("--chapter", help="chapter number or slug, e.g. 4 or scaling")
+    parser.add_argument("--tag", help="topic tag, e.g. masks, multi-head, complexity")
+    parser.add_argument("--difficulty", choices=DIFFICULTIES)
+    parser.add_argument("--mock", type=int, metavar="N",
+                        help=f"timed mock interview: N random questions, {MOCK_SECONDS_PER_QUESTION} s each")
+    parser.add_argument("--review", action="store_true", help="ask the wrong-answer book, due questions first")
+    parser.add_argument("--limit", type=int, metavar="N", help="ask at most N questions")
+    parser.add_argument("--store", help=f"answer file (default: ${STORE_ENV} or the user data directory)")
+    parser.add_argument("--seed", type=int, help="seed for the question and option order")
+    return parser
+
+
+def today_clock() -> Callable[[], datetime]:
+    """The store's clock: now, or ``$SDPA_QUIZ_TODAY`` at the current time of day."""
+    pretend = os.environ.get(TODAY_ENV)
+    if not pretend:
+        return lambda: datetime.now().astimezone()
+    try:
+        day = date.fromisoformat(pretend)
+    except ValueError:
+        raise SystemExit(f"sdpa-quiz: error: {TODAY_ENV}={pretend!r} is not a date like 2026-01-31") from None
+    return lambda: datetime.combine(day, datetime.now().time()).astimezone()
+
+
+def ask_line(prompt: str, read: Callable[[str], str]) -> str:
+    """One line of input; ``StopQuiz`` on end of input or a quit word."""
+    try:
+        line = read(prompt)
+    except EOFError:
+        print("\nEnd of input: stopping the quiz.")
+        raise StopQuiz from None
+    if line.strip().lower() in QUIT_WORDS:
+        raise StopQuiz
+    return line
+
+
+def ask_answer(presented: Presented, read: Callable[[str], str]):
+    """Prompt until the answer can be read; the open question first shows the model answer."""
+    if presented.question.type == "open":
+        ask_line("Think (or write) your answer, then press Enter to see the model answer. ", read)
+        print(f"Model answer:\n{presented.question.model_answer}\n")
+    while True:
+        try:
+            return parse_answer(presented, ask_line(f"Your answer ({answer_hint(presented)}; q quits): ", read))
+        except AnswerError as error:
+            print(f"  {error}")
+
+
+class Recorder:
+    """Saves each answer to the store; after a write failure it warns once and goes on unsaved."""
+
+    def __init__(self, store: AnswerStore):
+        self.store, self.saved, self.failed = store, 0, False
+
+    def __call__(self, presented: Presented, answer, correct: bool) -> None:
+        if self.failed:
+            return
+        try:
+            self.store.record(presented.question.id, correct, describe(presented, answer))
+            self.saved += 1
+        except StoreError as error:
+            self.failed = True
+            print(f"Warning: {error}. The quiz goes on, but answers are no longer saved.", file=sys.stderr)
+
+
+def run_quiz(session: QuizSession, record: Callable, *, read: Callable[[str], str] = input,
+             time_limit: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    """Ask every question of ``session``, saving each answer with ``record``; stops on q, EOF or time."""
+    started = clock()
+    for number in range(1, len(session.items) + 1):
+        presented = session.current
+        print(f"\n{format_question(presented, number)}")
+        try:
+            answer = ask_answer(presented, read)
+        except StopQuiz:
+            return
+        correct = session.submit(answer)
+        record(presented, answer, correct)
+        print(feedback(presented, answer))
+        if time_limit is not None:
+            elapsed = clock() - started
+            print(f"[{elapsed:.0f} s of {time_limit:.0f} s used]")
+            if elapsed > time_limit and not session.done:
+                print("Time is up: the mock interview ends here.")
+                return
+
+
+def book_status(store: AnswerStore) -> str:
+    book = store.book()
+    due = store.due()
+    return (f"Wrong-answer book: {len(book)} question(s), {len(due)} due today"
+            + (" (sdpa-quiz --review to practise them)." if due else "."))
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    store = AnswerStore(args.store, clock=today_clock(), report=lambda message: print(message, file=sys.stderr))
+    rng = np.random.default_rng(args.seed)
+    try:
+        questions = choose_questions(chapter=args.chapter, tag=args.tag, difficulty=args.difficulty,
+                                     mock=args.mock, review=args.review, store=store, rng=rng, limit=args.limit)
+    except NothingToAsk as message:
+        print(message)
+        return 0
+    except (ValueError, StoreError) as error:
+        print(f"sdpa-quiz: error: {error}", file=sys.stderr)
+        return 2
+    session, recorder = QuizSession.start(questions, rng), Recorder(store)
+    time_limit = MOCK_SECONDS_PER_QUESTION * len(questions) if args.mock else None
+    print(f"{len(questions)} question(s). Answers are saved to {store.path}.")
+    status = 0
+    try:
+        run_quiz(session, recorder, time_limit=time_limit)
+    except KeyboardInterrupt:
+        print("\nInterrupted.")
+        status = 130
+    print(f"\n{session.summary()}\n{recorder.saved} answer(s) saved to {store.path}.")
+    if not recorder.failed:
+        print(book_status(store))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
