@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import check_batch_broadcast, check_positive_int, check_scale
-from .attention import _inputs, _resolve_mask, check_causal_exclusive
+from .attention import _apply_mask, _inputs, _resolve_mask, check_causal_exclusive
 from .scores import default_scale
 
 DEFAULT_BLOCK_SIZE = 256
@@ -63,6 +63,7 @@ def tiled_attention(query, key, value, attn_mask=None, *, block_size: int = DEFA
     if mask is not None:
         batch = np.broadcast_shapes(batch, mask.shape[:-2])
         mask = np.broadcast_to(mask, (*batch, L, S))  # a view: no L x S copy
+    query = np.broadcast_to(query, (*batch, L, query.shape[-1]))  # a view: every score tile gets the full batch
     output = np.empty((*batch, L, value.shape[-1]), dtype=query.dtype)  # (..., L, Ev)
     for q_start in range(0, L, block_size):
         rows = slice(q_start, min(q_start + block_size, L))
@@ -85,22 +86,23 @@ def _attend_one_query_block(q_block, key, value, mask, rows: slice, block_size: 
         scores = _mask_tile(scores, mask, rows, cols, is_causal)
         new_max = np.maximum(running_max, scores.max(axis=-1, keepdims=True))  # (..., Lb, 1)
         safe_max = np.where(np.isneginf(new_max), 0, new_max)  # all-masked so far: shift by 0
-        tile = np.exp(scores - safe_max)  # (..., Lb, Sb)
+        scores -= safe_max
+        tile = np.exp(scores, out=scores)  # (..., Lb, Sb), in place: no second tile
         rescale = np.exp(running_max - safe_max)  # (..., Lb, 1): shrinks the old sums if the max grew
         running_sum = running_sum * rescale + tile.sum(axis=-1, keepdims=True)
-        accumulator = accumulator * rescale + tile @ value[..., cols, :]  # (..., Lb, Sb) @ (..., Sb, Ev)
+        accumulator *= rescale
+        accumulator += tile @ value[..., cols, :]  # (..., Lb, Sb) @ (..., Sb, Ev) -> (..., Lb, Ev)
         running_max = new_max
     return np.divide(accumulator, running_sum, out=np.zeros_like(accumulator), where=running_sum != 0)  # NaN stays NaN
 
 
 def _mask_tile(scores, mask, rows: slice, cols: slice, is_causal: bool):
-    """Apply the causal rule or the ``(rows, cols)`` tile of the mask to a score tile."""
+    """Apply the causal rule or the ``(rows, cols)`` tile of the mask to a score tile, in place."""
     if is_causal:
+        if cols.stop - 1 <= rows.start:  # the tile's last key is at or before its first query: all allowed
+            return scores
         allowed = np.arange(rows.start, rows.stop)[:, None] >= np.arange(cols.start, cols.stop)  # (Lb, Sb)
-        return np.where(allowed, scores, -np.inf)
+        return _apply_mask(scores, allowed)
     if mask is None:
         return scores
-    tile = mask[..., rows, cols]
-    if tile.dtype == np.bool_:
-        return np.where(tile, scores, -np.inf)
-    return scores + tile.astype(scores.dtype, copy=False)
+    return _apply_mask(scores, mask[..., rows, cols])
