@@ -1,4 +1,5 @@
-"""A task that one attention head cannot solve and two heads can (chapter 6, exam point 5).
+"""Chapter 6's small worlds: a task one attention head cannot solve and two heads can (exam
+point 5), and the 2-D convex hull that every attention output lies in.
 
 Every token carries random *content* ``c`` (``C`` numbers) and a one-hot *position*.
 The target at position ``i`` is ``[c_{i-1}, c_0]``: the previous token's content beside
@@ -73,3 +74,43 @@ def best_one_head_error(x, target, mix: float) -> float:
     wanted = target[:, rows].reshape(-1, target.shape[-1])  # (B*(L-2), 2C)
     readout, *_ = np.linalg.lstsq(features, wanted, rcond=None)  # (2L+1, 2C)
     return relative_error(features @ readout, wanted)
+
+
+def convex_hull_2d(points) -> np.ndarray:
+    """Corners of the convex hull of 2-D ``points`` ``(N, 2)``, counter-clockwise (Andrew's monotone chain).
+
+    Chapter 6 draws it around the value vectors: every attention output lies inside.
+
+    Examples
+    --------
+    >>> convex_hull_2d([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0.5]]).tolist()
+    [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]
+    """
+    points = np.asarray(points, dtype=float)
+    if points.ndim != 2 or points.shape[1] != 2 or len(points) < 3:
+        raise ValueError(f"points must have shape (N, 2) with N >= 3; got {points.shape}")
+    ordered = sorted(map(tuple, points))
+
+    def half(sequence):
+        chain = []
+        for p in sequence:
+            while len(chain) >= 2 and _cross(chain[-2], chain[-1], p) <= 0:
+                chain.pop()
+            chain.append(p)
+        return chain[:-1]
+
+    return np.array(half(ordered) + half(reversed(ordered)))
+
+
+def _cross(o, a, b) -> float:
+    """z of (a - o) x (b - o): positive when o -> a -> b turns left."""
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
+def inside_convex_hull(points, hull, tol: float = 1e-9) -> np.ndarray:
+    """For each of ``points`` ``(M, 2)``: is it inside (or on) the counter-clockwise ``hull`` ``(K, 2)``?"""
+    points, hull = np.asarray(points, dtype=float), np.asarray(hull, dtype=float)
+    edges = np.roll(hull, -1, axis=0) - hull  # (K, 2)
+    offsets = points[:, None, :] - hull[None, :, :]  # (M, 1, 2) - (1, K, 2) -> (M, K, 2)
+    cross = edges[None, :, 0] * offsets[..., 1] - edges[None, :, 1] * offsets[..., 0]  # (M, K)
+    return np.all(cross >= -tol, axis=1)

@@ -4,7 +4,8 @@ import pytest
 
 from sdpa_lib import MultiHeadAttention, scaled_dot_product_attention, tiled_attention
 from sdpa_lib import scaling_study as ss
-from sdpa_lib.toy_tasks import best_one_head_error, copy_two_task, relative_error, two_head_solution
+from sdpa_lib.toy_tasks import (best_one_head_error, convex_hull_2d, copy_two_task, inside_convex_hull,
+                              relative_error, two_head_solution)
 
 
 @pytest.mark.parametrize("exponent, prefactor", [(1.0, 2.0), (2.0, 0.5), (0.5, 7.0)])
@@ -123,3 +124,14 @@ def test_one_and_two_heads_have_the_same_parameter_count():
     """Splitting d_model into heads costs no parameters: same count for 1, 2 and 4 heads?"""
     counts = {MultiHeadAttention(16, h, np.random.default_rng(0)).parameter_count() for h in (1, 2, 4)}
     assert counts == {4 * 16 * 16}
+
+
+def test_convex_hull_of_a_square_with_inner_points():
+    """Are the hull corners the square's four corners, and inner/outer points classified right?"""
+    rng = np.random.default_rng(3)
+    square = np.array([[0, 0], [2, 0], [2, 2], [0, 2]], dtype=float)
+    hull = convex_hull_2d(np.vstack([square, rng.uniform(0.1, 1.9, size=(20, 2))]))
+    assert sorted(map(tuple, hull)) == sorted(map(tuple, square))
+    np.testing.assert_array_equal(inside_convex_hull([[1, 1], [3, 1], [2, 2]], hull), [True, False, True])
+    with pytest.raises(ValueError, match=r"\(N, 2\)"):
+        convex_hull_2d([[0, 0], [1, 1]])
