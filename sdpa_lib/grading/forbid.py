@@ -17,6 +17,12 @@ def _stub(name: str, student_name: str) -> Callable:
     return forbidden
 
 
+def _home(name: str) -> tuple[object, str]:
+    """The sdpa_lib module and attribute a (possibly dotted) name refers to: "applications.top_k" -> (module, "top_k")."""
+    module_path, _, attribute = name.rpartition(".")
+    return importlib.import_module("sdpa_lib" + (f".{module_path}" if module_path else "")), attribute
+
+
 def _places_holding(original: object, name: str, student: Callable) -> list[tuple[object, str]]:
     """Every (namespace, attribute) through which graded code could reach ``original``.
 
@@ -24,11 +30,11 @@ def _places_holding(original: object, name: str, student: Callable) -> list[tupl
     catch ``from sdpa_lib import softmax`` and aliases).  Other sdpa_lib modules keep
     their own references, so allowed helpers that use it internally still work.
     """
-    package = importlib.import_module("sdpa_lib")
-    places = [(package, name)]
-    defining_module = importlib.import_module(getattr(original, "__module__", "sdpa_lib"))
-    if getattr(defining_module, name, None) is original:
-        places.append((defining_module, name))
+    home, attribute = _home(name)
+    places = [(home, attribute)]
+    for module in (importlib.import_module("sdpa_lib"), importlib.import_module(getattr(original, "__module__", "sdpa_lib"))):
+        if getattr(module, attribute, None) is original and all(module is not place for place, _ in places):
+            places.append((module, attribute))
     namespace = getattr(student, "__globals__", {})
     places += [(namespace, key) for key, value in list(namespace.items()) if value is original]
     return places
@@ -37,6 +43,8 @@ def _places_holding(original: object, name: str, student: Callable) -> list[tupl
 @contextlib.contextmanager
 def unavailable(names: Iterable[str], student: Callable):
     """Within the block, calling any ``sdpa_lib.<name>`` raises :class:`ForbiddenCallError`.
+
+    A name may be dotted to reach a submodule, ``"applications.top_k"`` for ``sdpa_lib.applications.top_k``.
 
     Examples
     --------
@@ -49,12 +57,11 @@ def unavailable(names: Iterable[str], student: Callable):
     ...
     sdpa_lib.grading.errors.ForbiddenCallError: sdpa_lib.softmax is unavailable while your mine is graded: ...
     """
-    package = importlib.import_module("sdpa_lib")
     student_name = getattr(student, "__name__", "function")
     saved = []
     try:
         for name in names:
-            original = getattr(package, name)
+            original = getattr(*_home(name))
             stub = _stub(name, student_name)
             for place, key in _places_holding(original, name, student):
                 saved.append((place, key, original))
