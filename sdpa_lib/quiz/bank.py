@@ -10,12 +10,13 @@ from ..chapters import chapter as find_chapter
 from .schema import DIFFICULTIES, BankError, Question, parse_bank_file
 
 BANK_DIR = Path(__file__).with_name("bank")
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser when libyaml is there
 
 
 def load_bank_file(path: Path) -> list[Question]:
     """Parse and check one bank file; its name must be ``chNN_<slug>.yaml`` of its chapter."""
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
     except yaml.YAMLError as error:
         raise BankError(f"{path.name}: not valid YAML: {error}") from None
     questions = parse_bank_file(document, path.name)
