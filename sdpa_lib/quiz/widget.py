@@ -238,9 +238,10 @@ class QuizRunner:
 
     def next(self) -> None:
         """Move to the next question, or show the summary when the quiz (or its time) is over."""
-        if self.session.done or self.time_is_up():
+        time_is_up = self.time_is_up()
+        if self.session.done or time_is_up:
             self.next_button.disabled = True
-            over = "Time is up. " if self.time_is_up() and not self.session.done else ""
+            over = "Time is up. " if time_is_up and not self.session.done else ""
             self.summary.value = f"<pre>{html.escape(over + self.session.summary())}</pre>"
             return
         self._show_current()
