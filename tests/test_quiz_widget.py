@@ -125,6 +125,7 @@ def test_quiz_widget_modes(headless, tmp_path, capsys):
     assert {q.difficulty for q in quiz_widget("difficulty", difficulty="hard", n=4)} == {"hard"}
     assert len(quiz_widget("mock", n=5, seed=2)) == 5
     store = AnswerStore(tmp_path / "quiz.json")
+    assert quiz_widget("review", store=store) == [] and "is empty" in capsys.readouterr().out
     store.record("ch05-softmax-123", False, "0.5")
     assert [q.id for q in quiz_widget("review", store=store)] == ["ch05-softmax-123"]
     with pytest.raises(ValueError, match="mode must be one of chapter, tag, difficulty, mock, review"):

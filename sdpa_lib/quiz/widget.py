@@ -18,7 +18,7 @@ from ..widgets import is_headless
 from .bank import select
 from .engine import (AnswerError, Presented, QuizSession, describe, feedback, format_question, grade,
                      parse_answer, present)
-from .modes import MOCK_SECONDS_PER_QUESTION, choose_questions
+from .modes import MOCK_SECONDS_PER_QUESTION, NothingToAsk, choose_questions
 from .schema import Question
 from .store import AnswerStore, StoreError
 
@@ -254,6 +254,7 @@ def quiz_widget(mode: str = "chapter", *, chapter=None, tag=None, difficulty=Non
     ``mode`` is ``"chapter"``, ``"tag"``, ``"difficulty"`` (each needs its filter),
     ``"mock"`` (``n`` questions from the whole bank, 90 s each) or ``"review"`` (the
     wrong-answer book, due questions first).  Headless: prints the questions and returns them.
+    An empty wrong-answer book prints a note and returns an empty list.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
@@ -262,9 +263,13 @@ def quiz_widget(mode: str = "chapter", *, chapter=None, tag=None, difficulty=Non
         raise ValueError(f"mode={mode!r} needs {mode}=...")
     rng = np.random.default_rng(seed)
     answer_store = _store(store)
-    questions = choose_questions(chapter=chapter, tag=tag, difficulty=difficulty, rng=rng,
-                                 mock=n if mode == "mock" else None, review=mode == "review",
-                                 store=answer_store, limit=None if mode == "mock" else n)
+    try:
+        questions = choose_questions(chapter=chapter, tag=tag, difficulty=difficulty, rng=rng,
+                                     mock=n if mode == "mock" else None, review=mode == "review",
+                                     store=answer_store, limit=None if mode == "mock" else n)
+    except NothingToAsk as message:  # an empty wrong-answer book is good news, not an error
+        print(f"{message}.")
+        return []
     if is_headless():
         print_questions(f"Quiz ({mode}): {len(questions)} questions", questions)
         return questions
