@@ -68,11 +68,11 @@ def test_peak_memory_sees_the_score_matrix_and_tiles_avoid_it():
     assert tiled < explicit / 4
 
 
-def test_sweep_and_median_seconds():
+def test_sweep_and_best_seconds():
     """Does a sweep return one value per length and the fitted exponent of an exact law?"""
     result = ss.sweep([2, 4, 8], lambda n: 3.0 * n ** 2)
     assert result["values"].shape == (3,) and result["exponent"] == pytest.approx(2.0)
-    assert ss.median_seconds(np.ones, 10, repeats=2) >= 0
+    assert ss.best_seconds(np.ones, 10, repeats=2) >= 0
 
 
 def test_block_size_sweep_memory_grows_with_block():
