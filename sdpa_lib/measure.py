@@ -2,7 +2,8 @@ r"""Measurements the lecture notebooks make, as plain tested functions.
 
 Chapter 4 measures rather than asserts: how the variance of :math:`q \cdot k` grows with
 ``E`` (= d_k), and how softmax saturates and its gradient vanishes when the scores are not
-scaled.  Every function takes a ``numpy.random.Generator`` so a notebook's numbers repeat.
+scaled.  Every function takes a ``numpy.random.Generator`` so a notebook's numbers repeat.  Fit a
+power law to what they return with :func:`sdpa_lib.scaling_study.fit_exponent`.
 """
 from __future__ import annotations
 
@@ -69,26 +70,6 @@ def variance_table(d_ks, rng: np.random.Generator, *, n_samples: int = 4000, sig
     variance = np.array([s.var() for s in samples])
     return {"d_k": d_ks, "mean": np.array([s.mean() for s in samples]), "variance": variance,
             "std": np.sqrt(variance), "scaled_variance": variance / d_ks, "theory": sigma**4 * d_ks.astype(float)}
-
-
-def fit_power_law(x, y) -> tuple[float, float]:
-    r"""Fit :math:`y = c\,x^a` by least squares on :math:`\log y = \log c + a \log x`; return ``(a, c)``.
-
-    ``a`` is the slope on a log-log plot: 1 means ``y`` grows in proportion to ``x``.
-
-    Examples
-    --------
-    >>> a, c = fit_power_law([1, 2, 4, 8], [3, 6, 12, 24])
-    >>> round(a, 6), round(c, 6)
-    (1.0, 3.0)
-    """
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if x.shape != y.shape or x.ndim != 1 or x.size < 2:
-        raise ValueError(f"x and y must be 1-D of the same length >= 2; got x.shape={x.shape}, y.shape={y.shape}")
-    if np.any(x <= 0) or np.any(y <= 0):
-        raise ValueError("a power law is fitted on logarithms: x and y must be positive")
-    slope, intercept = np.polyfit(np.log(x), np.log(y), 1)
-    return float(slope), float(np.exp(intercept))
 
 
 def softmax_saturation(scores) -> dict:
