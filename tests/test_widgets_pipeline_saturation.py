@@ -100,6 +100,16 @@ def test_toggling_scaling_changes_only_the_division():
     np.testing.assert_allclose(saturation_state(256, False).scores, 16 * saturation_state(256, True).scores)
 
 
+def test_star_sits_on_the_sweep_curve():
+    """Is the highlighted point of the figure the state of that d_k (the same draws as the curve)?"""
+    figure = draw_saturation(d_k=256, scaled=False)
+    lines = figure.axes[3].get_lines()  # the Jacobian-norm panel: not-scaled curve, scaled curve, star
+    star_x, star_y = next(line.get_data() for line in lines if line.get_marker() == "*")
+    curve = lines[0]
+    index = list(curve.get_xdata()).index(256)
+    assert star_x[0] == 256 and star_y[0] == pytest.approx(curve.get_ydata()[index])
+
+
 def test_figure_changes_with_dk():
     """Does draw_saturation return a figure whose title and histogram change when d_k changes?"""
     small, large = draw_saturation(d_k=4, scaled=False), draw_saturation(d_k=1024, scaled=False)

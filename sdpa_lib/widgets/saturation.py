@@ -13,7 +13,7 @@ from functools import lru_cache
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..measure import random_scores, saturation_sweep, softmax_saturation
+from ..measure import random_scores, softmax_saturation
 from ..softmax import softmax
 from ._base import show_explorer
 
@@ -59,9 +59,10 @@ def saturation_state(d_k: int, scaled: bool, *, n_queries: int = N_QUERIES, n_ke
 
 @lru_cache(maxsize=4)
 def _sweep(scaled: bool, seed: int) -> dict:
-    """The whole d_k sweep, computed once per (scaled, seed): the context curves of the figure."""
-    return saturation_sweep(D_K_CHOICES, np.random.default_rng(seed), scale_exponent=0.5 if scaled else 0.0,
-                            n_queries=N_QUERIES, n_keys=N_KEYS)
+    """The states of every slider stop, computed once per (scaled, seed): the curves the star moves on."""
+    states = [saturation_state(d_k, scaled, seed=seed) for d_k in D_K_CHOICES]
+    return {"d_k": np.array(D_K_CHOICES),
+            **{name: np.array([getattr(s, name) for s in states]) for name in ("max_weight", "entropy", "jacobian_norm")}}
 
 
 def draw_saturation(d_k: int = 64, scaled: bool = False, *, seed: int = 0) -> plt.Figure:
@@ -77,14 +78,15 @@ def draw_saturation(d_k: int = 64, scaled: bool = False, *, seed: int = 0) -> pl
     ax_hist.set(title=f"scores, std {state.score_std:.2f}", xlabel="score (softmax input)", ylabel="count")
 
     ax_weights.bar(range(N_KEYS), state.weights[0], color=colour)
-    ax_weights.set(title="weights of query 0 over 16 keys", xlabel="key", ylim=(0, 1.02))
+    ax_weights.set(title=f"weights of query 0 over {N_KEYS} keys", xlabel="key", ylim=(0, 1.02),
+                   xticks=range(0, N_KEYS, 3))
 
     for is_scaled, style in ((False, "tab:red"), (True, "tab:blue")):
         sweep = _sweep(is_scaled, seed)
         name = "scaled" if is_scaled else "not scaled"
         ax_peak.semilogx(sweep["d_k"], sweep["max_weight"], "-o", ms=3, color=style, base=2, label=f"max weight, {name}")
         ax_peak.semilogx(sweep["d_k"], sweep["entropy"] / np.log(N_KEYS), "--", color=style, base=2,
-                         label=f"entropy / log 16, {name}")
+                         label=f"entropy / log {N_KEYS}, {name}")
         ax_grad.semilogx(sweep["d_k"], sweep["jacobian_norm"], "-o", ms=3, color=style, base=2, label=name)
     ax_peak.plot([d_k], [state.max_weight], "k*", ms=14)
     ax_peak.set(title="peak and spread vs d_k", xlabel="d_k", ylim=(0, 1.05))
