@@ -149,3 +149,13 @@ def test_saturation_explorer_controls(monkeypatch):
     assert tuple(slider.options) == D_K_CHOICES and slider.continuous_update is False
     assert all(b == 2 * a for a, b in zip(D_K_CHOICES, D_K_CHOICES[1:]))
     assert toggle.value is False
+
+
+def test_pipeline_explorer_controls(monkeypatch):
+    """With a front end, does the step slider offer the six named steps, starting where asked?"""
+    monkeypatch.setenv("SDPA_HEADLESS", "0")
+    monkeypatch.setattr("IPython.display.display", lambda *args, **kwargs: None)
+    box = pipeline_explorer(step=2)
+    step, seed = box.children[0].children
+    assert [label for label, _ in step.options] == list(STEPS) and step.value == 2
+    assert seed.continuous_update is False
