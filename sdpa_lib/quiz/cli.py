@@ -9,7 +9,9 @@ far saved.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 import time
 from datetime import date, datetime
@@ -82,6 +84,19 @@ def ask_answer(presented: Presented, read: Callable[[str], str]):
             print(f"  {error}")
 
 
+@contextlib.contextmanager
+def interrupts_deferred():
+    """Hold Ctrl-C until the block is done (main thread only), so an answer is saved and counted whole."""
+    received = []
+    previous = signal.signal(signal.SIGINT, lambda *_: received.append(True))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
+
+
 class Recorder:
     """Saves each answer to the store; after a write failure it warns once and goes on unsaved."""
 
@@ -92,8 +107,9 @@ class Recorder:
         if self.failed:
             return
         try:
-            self.store.record(presented.question.id, correct, describe(presented, answer))
-            self.saved += 1
+            with interrupts_deferred():
+                self.store.record(presented.question.id, correct, describe(presented, answer))
+                self.saved += 1
         except StoreError as error:
             self.failed = True
             print(f"Warning: {error}. The quiz goes on, but answers are no longer saved.", file=sys.stderr)
@@ -129,7 +145,16 @@ def book_status(store: AnswerStore) -> str:
 
 
 def main(argv=None) -> int:
+    """Entry point of ``sdpa-quiz``; returns the exit status (0, 2 for bad options, 130 after Ctrl-C)."""
     args = build_parser().parse_args(argv)
+    try:
+        return quiz(args)
+    except KeyboardInterrupt:  # before or after the questions: nothing unsaved to lose
+        print("\nInterrupted.")
+        return 130
+
+
+def quiz(args: argparse.Namespace) -> int:
     store = AnswerStore(args.store, clock=today_clock(), report=lambda message: print(message, file=sys.stderr))
     rng = np.random.default_rng(args.seed)
     try:

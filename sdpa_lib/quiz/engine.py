@@ -137,7 +137,7 @@ def describe(presented: Presented, answer) -> str:
     if q.type == "true_false":
         return "true" if answer else "false"
     if q.type == "numeric":
-        return f"{float(answer):g}"
+        return f"{float(answer):.10g}"
     return "got it" if answer else "missed it"
 
 
@@ -147,7 +147,7 @@ def right_answer(presented: Presented) -> str:
     if q.type in ("single", "multiple"):
         return describe(presented, q.correct_options)
     if q.type == "numeric":
-        return f"{q.answer:g} (within {q.tolerance:g})"
+        return f"{q.answer:.10g}" + (f" (within {q.tolerance:g})" if q.tolerance else "")
     if q.type == "true_false":
         return "true" if q.answer else "false"
     return q.model_answer

@@ -78,6 +78,16 @@ def _leitner(answers: list[dict]) -> dict[str, BookEntry]:
     return book
 
 
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename itself durable (POSIX); a no-op where directories cannot be opened."""
+    with contextlib.suppress(OSError):
+        handle = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+
+
 def _check_document(document) -> list[dict]:
     """The answers of a parsed store file; ``ValueError`` if it is not one."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
@@ -160,6 +170,7 @@ class AnswerStore:
                 file.flush()
                 os.fsync(file.fileno())
             os.replace(temporary, self.path)
+            _fsync_directory(self.path.parent)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
