@@ -19,7 +19,8 @@ from typing import Callable
 
 import numpy as np
 
-from .engine import AnswerError, Presented, QuizSession, answer_hint, describe, feedback, format_question, parse_answer
+from .engine import (AnswerError, Presented, QuizSession, answer_hint, describe, feedback, format_question,
+                     parse_answer)
 from .modes import MOCK_SECONDS_PER_QUESTION, NothingToAsk, choose_questions
 from .schema import DIFFICULTIES
 from .store import STORE_ENV, AnswerStore, StoreError
