@@ -33,8 +33,8 @@ def annotated_heatmap(matrix, ax=None, *, title: str = "", row_labels=None, col_
         raise ValueError(f"matrix must be 2-D (R, C); got shape {matrix.shape}")
     ax = ax if ax is not None else plt.subplots(figsize=(1 + 0.6 * matrix.shape[1], 1 + 0.5 * matrix.shape[0]))[1]
     finite = np.where(np.isfinite(matrix), matrix, np.nan)
-    image = ax.imshow(np.ma.masked_invalid(finite), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    image.cmap.set_bad("lightgrey")
+    colours = plt.get_cmap(cmap).with_extremes(bad="lightgrey")
+    image = ax.imshow(np.ma.masked_invalid(finite), cmap=colours, vmin=vmin, vmax=vmax, aspect="auto")
     for (row, col), value in np.ndenumerate(matrix):
         text = "-inf" if np.isneginf(value) else fmt.format(value)
         ax.text(col, row, text, ha="center", va="center", fontsize=8, color=_text_colour(image, value))
