@@ -1,0 +1,63 @@
+"""Buggy ch08_masking submissions: each catalogued mistake written as a student would."""
+from . import Bug
+
+_CAUSAL = '''
+def causal_mask(L, S=None):
+    S = L if S is None else S
+    return {body}
+'''
+
+_PADDING = '''
+def padding_mask(lengths, S):
+    return {body}
+'''
+
+_MASKED = '''
+def masked_attention(query, key, value, attn_mask):
+    scores = query @ np.swapaxes(key, -1, -2) / np.sqrt(query.shape[-1])
+    {body}
+'''
+
+_CROSS = '''
+def cross_attention(x_dec, x_enc, w_q, w_k, w_v, enc_lengths):
+    {body}
+'''
+
+BUGS = [
+    Bug("causal-triu", "causal_mask", _CAUSAL.format(body="np.triu(np.ones((L, S), dtype=bool))"), "test_causal_mask",
+        "causal mask transposed"),
+    Bug("causal-strict", "causal_mask", _CAUSAL.format(body="np.tril(np.ones((L, S), dtype=bool), k=-1)"),
+        "test_causal_mask", "without the diagonal"),
+    Bug("causal-bottom-right", "causal_mask", _CAUSAL.format(body="np.tril(np.ones((L, S), dtype=bool), k=S - L)"),
+        "test_causal_mask", "aligned bottom-right"),
+    Bug("causal-float", "causal_mask", _CAUSAL.format(body="np.tril(np.ones((L, S)))"), "test_causal_mask",
+        "return a bool array"),
+    Bug("padding-flipped", "padding_mask",
+        _PADDING.format(body="np.arange(S) >= np.asarray(lengths)[:, None, None]"), "test_padding_mask",
+        "padding mask sign flipped"),
+    Bug("padding-2d", "padding_mask", _PADDING.format(body="np.arange(S) < np.asarray(lengths)[:, None]"),
+        "test_padding_mask", "without the query axis"),
+    Bug("mask-flipped", "masked_attention",
+        _MASKED.format(body="return sdpa_lib.softmax(np.where(attn_mask, -np.inf, scores)) @ value"),
+        "test_masked_attention", "mask sign flipped"),
+    Bug("mask-after-softmax", "masked_attention",
+        _MASKED.format(body="return (sdpa_lib.softmax(scores) * attn_mask) @ value"),
+        "test_masked_attention", "masked after the softmax"),
+    Bug("minus-1e9", "masked_attention",
+        _MASKED.format(body="return sdpa_lib.softmax(np.where(attn_mask, scores, -1e9)) @ value"),
+        "test_masked_attention", "-1e9 instead of -inf"),
+    Bug("nan-rows", "masked_attention", _MASKED.format(
+        body="scores = np.where(attn_mask, scores, -np.inf)\n    exps = np.exp(scores - scores.max(axis=-1, keepdims=True))\n"
+             "    return exps / exps.sum(axis=-1, keepdims=True) @ value"),
+        "test_masked_attention", "fully masked rows give NaN"),
+    Bug("cross-no-padding", "cross_attention",
+        _CROSS.format(body="return masked_attention(x_dec @ w_q, x_enc @ w_k, x_enc @ w_v, np.ones((1, 1), dtype=bool))"),
+        "test_cross_attention", "padding mask ignored"),
+    Bug("cross-causal", "cross_attention", _CROSS.format(
+        body="mask = causal_mask(x_dec.shape[-2], x_enc.shape[-2])\n"
+             "    return masked_attention(x_dec @ w_q, x_enc @ w_k, x_enc @ w_v, mask)"),
+        "test_cross_attention", "causal mask in cross-attention"),
+    Bug("cross-swapped", "cross_attention", _CROSS.format(
+        body="return masked_attention(x_enc @ w_q, x_dec @ w_k, x_dec @ w_v, np.ones((1, 1), dtype=bool))"),
+        "test_cross_attention", "queries from the encoder"),
+]
