@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -9,7 +10,10 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
-HEADLESS_ENV = {"SDPA_HEADLESS": "1", "MPLBACKEND": "Agg"}
+# Headless: static figures instead of widgets; the quiz's wrong-answer book goes to a scratch file,
+# never the learner's own.
+HEADLESS_ENV = {"SDPA_HEADLESS": "1", "MPLBACKEND": "Agg",
+                "SDPA_QUIZ_STORE": os.path.join(tempfile.gettempdir(), "sdpa-notebook-tests-quiz.json")}
 
 
 def execute_notebook(path: Path, *, timeout: int = 300, allow_errors: bool = False):
