@@ -24,6 +24,9 @@ def _quietly(function: Callable, args, kwargs):
 
 
 def _same(actual, candidate, rtol: float, atol: float) -> bool:
+    if isinstance(candidate, tuple):  # several outputs (of different shapes, maybe): all must agree
+        return (isinstance(actual, (tuple, list)) and len(actual) == len(candidate)
+                and all(_same(a, c, rtol, atol) for a, c in zip(actual, candidate)))
     try:
         actual, candidate = np.asarray(actual, dtype=float), np.asarray(candidate, dtype=float)
     except (TypeError, ValueError):

@@ -1,0 +1,173 @@
+"""What tests/test_exercises.py does with nbgrader: build a throwaway course, generate, submit, autograde, read.
+
+Every function works on any assignment folder in solutions/, so a new chapter is tested
+as soon as it exists.  A course is a temporary directory holding a copy of the
+repository's nbgrader_config.py (with CourseDirectory.root pointing at it) and of one
+solutions/<assignment> folder; nbgrader runs as ``sys.executable -m nbgrader``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+from buggy import Bug
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "solutions"
+EXERCISES = ROOT / "exercises"
+SOLUTION_REGION = re.compile(r"### BEGIN SOLUTION(.*?)### END SOLUTION", re.S)
+HIDDEN_REGION = re.compile(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", re.S)
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+TRIVIAL_LINE_LENGTH = 12  # shorter lines ("return x", "pass", ")") may legitimately occur anywhere
+
+
+def assignments() -> list[str]:
+    """Every assignment folder in solutions/ that holds a notebook."""
+    if not SOLUTIONS.is_dir():
+        return []
+    return sorted(p.name for p in SOLUTIONS.iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
+
+
+def notebooks(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.ipynb"))
+
+
+def read(path: Path):
+    return nbformat.read(path, as_version=4)
+
+
+def grader_meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def cells_by_id(notebook) -> dict:
+    return {grader_meta(cell)["grade_id"]: cell for cell in notebook.cells if "grade_id" in grader_meta(cell)}
+
+
+# --- running nbgrader ---------------------------------------------------------------------------
+
+def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run ``nbgrader <args>`` in ``course``; fail with its output if it exits non-zero."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "SDPA_HEADLESS": "1", "MPLBACKEND": "Agg"}
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=WARN"], cwd=course, env=env,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AssertionError(f"nbgrader {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def make_course(directory: Path, assignment: str) -> Path:
+    """A course in ``directory`` with solutions/<assignment> copied in and its release generated."""
+    config = (ROOT / "nbgrader_config.py").read_text()
+    (directory / "nbgrader_config.py").write_text(f"{config}\nc.CourseDirectory.root = {str(directory)!r}\n")
+    shutil.copytree(SOLUTIONS / assignment, directory / "solutions" / assignment)
+    nbgrader(directory, "generate_assignment", assignment, "--force")
+    return directory
+
+
+def release_folder(course: Path, assignment: str) -> Path:
+    """Where generate_assignment put the release in ``course`` (the configured release_directory)."""
+    return course / "exercises" / assignment
+
+
+def submit(course: Path, assignment: str, student: str, submission: dict) -> None:
+    """Place ``{notebook file name: notebook}`` as student's submission of the assignment."""
+    folder = course / "submitted" / student / assignment
+    folder.mkdir(parents=True)
+    for name, notebook in submission.items():
+        nbformat.write(notebook, folder / name)
+
+
+def autograde(course: Path, assignment: str) -> None:
+    """Autograde every submitted student of the assignment in one nbgrader run."""
+    nbgrader(course, "autograde", assignment, "--force", "--Autograde.create_student=True")
+
+
+# --- comparing releases, finding leaks -------------------------------------------------------------
+
+def cell_summary(cell) -> tuple:
+    """What must agree between a generated and a committed release: type, source, nbgrader metadata."""
+    return cell.cell_type, cell.source, grader_meta(cell)
+
+
+def release_differences(generated: Path, committed: Path) -> list[str]:
+    """Human-readable differences between two release folders of one assignment."""
+    names = sorted({p.name for p in notebooks(generated)} | {p.name for p in notebooks(committed)})
+    problems = []
+    for name in names:
+        if not (generated / name).exists() or not (committed / name).exists():
+            problems.append(f"{name}: only in {'exercises/' if (committed / name).exists() else 'the generated release'}")
+            continue
+        ours, theirs = read(generated / name).cells, read(committed / name).cells
+        if len(ours) != len(theirs):
+            problems.append(f"{name}: {len(theirs)} cells committed, {len(ours)} generated")
+        problems += [f"{name} cell {index}: committed {b!r}\n  generated {a!r}"
+                     for index, (a, b) in enumerate(zip(map(cell_summary, ours), map(cell_summary, theirs))) if a != b]
+    return problems
+
+
+def region_lines(notebook, pattern: re.Pattern) -> set[str]:
+    """Non-trivial stripped lines inside every ``pattern`` region of the notebook's cells."""
+    lines = set()
+    for cell in notebook.cells:
+        for region in pattern.findall(cell.source):
+            lines |= {line.strip() for line in region.splitlines() if len(line.strip()) >= TRIVIAL_LINE_LENGTH}
+    return lines
+
+
+def public_lines(notebook) -> set[str]:
+    """Stripped lines of the solution notebook outside every solution and hidden-test region."""
+    text = "\n".join(HIDDEN_REGION.sub("", SOLUTION_REGION.sub("", cell.source)) for cell in notebook.cells)
+    return {line.strip() for line in text.splitlines()}
+
+
+def leaks(solution: Path, release: Path) -> list[str]:
+    """Secret lines of ``solution`` (not also public there) that occur in ``release``, and surviving markers."""
+    source, released = read(solution), read(release)
+    secret = (region_lines(source, SOLUTION_REGION) | region_lines(source, HIDDEN_REGION)) - public_lines(source)
+    released_lines = {line.strip() for cell in released.cells for line in cell.source.splitlines()}
+    found = [f"secret line in the release: {line!r}" for line in sorted(secret & released_lines)]
+    found += [f"marker {marker!r} in the release" for marker in MARKERS
+              if any(marker in cell.source for cell in released.cells)]
+    return found
+
+
+# --- buggy submissions and reading grades ---------------------------------------------------------
+
+def buggy_submission(solutions: dict, bug: Bug) -> dict:
+    """The solution notebooks with the cell ``bug.function_or_cell`` replaced by ``bug.source``."""
+    submission = {name: nbformat.from_dict(notebook) for name, notebook in solutions.items()}
+    for notebook in submission.values():
+        cell = cells_by_id(notebook).get(bug.function_or_cell)
+        if cell is not None:
+            cell.source = bug.source
+            return submission
+    raise AssertionError(f"bug {bug.id}: no cell {bug.function_or_cell!r} in the solution")
+
+
+def student_id(bug: Bug) -> str:
+    return "bug_" + re.sub(r"\W", "_", bug.id)
+
+
+def grades(course: Path, assignment: str, student: str, notebook: str) -> dict[str, tuple[float, float, str]]:
+    """``{grade_id: (score, max_score, cell_type)}`` for one autograded notebook, from the gradebook."""
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        submitted = gradebook.find_submission_notebook(notebook, assignment, student)
+        return {grade.name: (grade.score, grade.max_score, grade.cell.cell_type) for grade in submitted.grades}
+
+
+def cell_output(course: Path, assignment: str, student: str, notebook_file: str, grade_id: str) -> str:
+    """All text a cell of the autograded notebook printed or raised (stream, results, error and traceback)."""
+    notebook = read(course / "autograded" / student / assignment / notebook_file)
+    parts = []
+    for output in cells_by_id(notebook)[grade_id].get("outputs", []):
+        parts += [output.get("text", ""), output.get("data", {}).get("text/plain", ""),
+                  output.get("ename", ""), output.get("evalue", ""), "\n".join(output.get("traceback", []))]
+    return "\n".join(parts)

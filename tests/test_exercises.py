@@ -1,0 +1,126 @@
+"""The nbgrader assignments: releases in sync and leak-free, solutions score full marks, bugs lose points.
+
+Generic over every folder in solutions/ (see exercise_harness.py); buggy submissions are
+data in tests/buggy/<assignment>.py.  One autograde run per assignment grades every
+student at once: "solution", "blank" (the untouched release) and one per catalogued bug.
+"""
+from __future__ import annotations
+
+import pytest
+
+import exercise_harness as harness
+from buggy import bugs_for
+from nbrun import execute_notebook
+from sdpa_lib.chapters import CHAPTERS
+
+ASSIGNMENTS = harness.assignments()
+MIN_BUGS = 2
+slow = pytest.mark.slow
+each_assignment = pytest.mark.parametrize("assignment", ASSIGNMENTS)
+
+
+def solution_notebooks(assignment: str) -> list:
+    return harness.notebooks(harness.SOLUTIONS / assignment)
+
+
+def release_notebooks(assignment: str) -> list:
+    return harness.notebooks(harness.EXERCISES / assignment)
+
+
+@each_assignment
+def test_assignment_is_a_chapter_with_a_release(assignment):
+    """Is every solutions/ folder one of the twelve chapters, with its release committed in exercises/?"""
+    assert assignment in {chapter.assignment for chapter in CHAPTERS}, f"{assignment} is not a chapter assignment"
+    assert release_notebooks(assignment), f"exercises/{assignment} is missing: run `make exercises`"
+
+
+@each_assignment
+def test_release_leaks_no_solution_or_hidden_test(assignment):
+    """Does no line of a solution region or hidden test, and no marker, reach exercises/?"""
+    problems = [f"{path.name}: {leak}" for path in solution_notebooks(assignment)
+                for leak in harness.leaks(path, harness.EXERCISES / assignment / path.name)]
+    assert not problems, "\n".join(problems)
+
+
+@each_assignment
+def test_every_chapter_has_catalogued_bugs(assignment):
+    """Does each assignment have at least two buggy submissions, each aimed at a real solution and grade cell?"""
+    bugs = bugs_for(assignment)
+    assert len(bugs) >= MIN_BUGS, f"tests/buggy/{assignment}.py should define at least {MIN_BUGS} BUGS"
+    assert len({bug.id for bug in bugs}) == len(bugs), "bug ids must be unique"
+    cells = {gid: cell for path in solution_notebooks(assignment) for gid, cell in harness.cells_by_id(harness.read(path)).items()}
+    for bug in bugs:
+        assert harness.grader_meta(cells.get(bug.function_or_cell, {"metadata": {}})).get("solution"), \
+            f"bug {bug.id}: {bug.function_or_cell!r} is not a solution cell"
+        assert harness.grader_meta(cells.get(bug.test_cell, {"metadata": {}})).get("grade"), \
+            f"bug {bug.id}: {bug.test_cell!r} is not a grade cell"
+        assert bug.source.strip() != cells[bug.function_or_cell].source.strip(), f"bug {bug.id} changes nothing"
+
+
+@slow
+@each_assignment
+def test_nbgrader_validate(assignment):
+    """Does the solution pass `nbgrader validate`, and the untouched release fail every test (`--invert`)?"""
+    from nbgrader.validator import Validator
+    for path in solution_notebooks(assignment):
+        assert Validator().validate(str(path)) == {}, f"{path.name}: the solution fails validation"
+    for path in release_notebooks(assignment):
+        assert Validator(invert=True).validate(str(path)) == {}, f"{path.name}: a test passes on the blank release"
+
+
+@slow
+@each_assignment
+def test_notebooks_run_top_to_bottom(assignment):
+    """Does the solution run cleanly, and the release fail only with NotImplementedError?"""
+    for path in solution_notebooks(assignment):
+        execute_notebook(path)
+    for path in release_notebooks(assignment):
+        notebook, _ = execute_notebook(path, allow_errors=True)
+        errors = [(index, output.ename, output.evalue) for index, cell in enumerate(notebook.cells)
+                  for output in cell.get("outputs", []) if output.output_type == "error"]
+        assert errors, f"{path.name}: nothing raised NotImplementedError in the blank release"
+        assert all(ename == "NotImplementedError" for _, ename, _ in errors), f"{path.name}: {errors}"
+
+
+@slow
+@each_assignment
+def test_generate_then_autograde_solution_blank_and_bugs(assignment, tmp_path):
+    """Does `nbgrader generate_assignment` reproduce exercises/, and autograding in one run give full marks
+    to the solution, 0 to the blank release, and catch each bug with its hint?"""
+    course = harness.make_course(tmp_path, assignment)
+    problems = [f"exercises/ is out of date (run `make exercises`): {difference}" for difference in
+                harness.release_differences(harness.release_folder(course, assignment), harness.EXERCISES / assignment)]
+    solutions = {path.name: harness.read(path) for path in solution_notebooks(assignment)}
+    release = {path.name: harness.read(path) for path in harness.notebooks(harness.release_folder(course, assignment))}
+    bugs = bugs_for(assignment)
+    harness.submit(course, assignment, "solution", solutions)
+    harness.submit(course, assignment, "blank", release)
+    for bug in bugs:
+        harness.submit(course, assignment, harness.student_id(bug), harness.buggy_submission(solutions, bug))
+    harness.autograde(course, assignment)
+
+    for name in solutions:
+        notebook = name.removesuffix(".ipynb")
+        auto = {gid: g for gid, g in harness.grades(course, assignment, "solution", notebook).items() if g[2] == "code"}
+        assert auto, f"{name} has no auto-graded cells"
+        problems += [f"solution scores {score}/{points} on {gid}" for gid, (score, points, _) in auto.items()
+                     if score != points]
+        problems += [f"blank release scores {score} on {gid}"
+                     for gid, (score, _, _) in harness.grades(course, assignment, "blank", notebook).items() if score]
+    for bug in bugs:
+        problems += bug_problems(course, assignment, bug, solutions)
+    assert not problems, "\n".join(problems)
+
+
+def bug_problems(course, assignment: str, bug, solutions: dict) -> list[str]:
+    """Why the buggy submission was not caught as it should be ([] if it was)."""
+    student = harness.student_id(bug)
+    for name in solutions:
+        scores = harness.grades(course, assignment, student, name.removesuffix(".ipynb"))
+        if bug.test_cell in scores:
+            score, points, _ = scores[bug.test_cell]
+            output = harness.cell_output(course, assignment, student, name, bug.test_cell)
+            return ([f"bug {bug.id}: {bug.test_cell} still scores {score}/{points}"] if score >= points else []) + \
+                ([f"bug {bug.id}: hint {bug.hint!r} not in the feedback of {bug.test_cell}:\n{output[-1500:]}"]
+                 if bug.hint not in output else [])
+    return [f"bug {bug.id}: no grade cell {bug.test_cell}"]
