@@ -37,27 +37,28 @@ BUGS = [
         "padding mask sign flipped"),
     Bug("padding-2d", "padding_mask", _PADDING.format(body="np.arange(S) < np.asarray(lengths)[:, None]"),
         "test_padding_mask", "without the query axis"),
-    Bug("mask-flipped", "masked_attention",
-        _MASKED.format(body="return sdpa_lib.softmax(np.where(attn_mask, -np.inf, scores)) @ value"),
-        "test_masked_attention", "mask sign flipped"),
-    Bug("mask-after-softmax", "masked_attention",
-        _MASKED.format(body="return (sdpa_lib.softmax(scores) * attn_mask) @ value"),
-        "test_masked_attention", "masked after the softmax"),
-    Bug("minus-1e9", "masked_attention",
-        _MASKED.format(body="return sdpa_lib.softmax(np.where(attn_mask, scores, -1e9)) @ value"),
-        "test_masked_attention", "-1e9 instead of -inf"),
-    Bug("nan-rows", "masked_attention", _MASKED.format(
-        body="scores = np.where(attn_mask, scores, -np.inf)\n    exps = np.exp(scores - scores.max(axis=-1, keepdims=True))\n"
-             "    return exps / exps.sum(axis=-1, keepdims=True) @ value"),
-        "test_masked_attention", "fully masked rows give NaN"),
-    Bug("cross-no-padding", "cross_attention",
-        _CROSS.format(body="return masked_attention(x_dec @ w_q, x_enc @ w_k, x_enc @ w_v, np.ones((1, 1), dtype=bool))"),
-        "test_cross_attention", "padding mask ignored"),
-    Bug("cross-causal", "cross_attention", _CROSS.format(
-        body="mask = causal_mask(x_dec.shape[-2], x_enc.shape[-2])\n"
-             "    return masked_attention(x_dec @ w_q, x_enc @ w_k, x_enc @ w_v, mask)"),
-        "test_cross_attention", "causal mask in cross-attention"),
-    Bug("cross-swapped", "cross_attention", _CROSS.format(
-        body="return masked_attention(x_enc @ w_q, x_dec @ w_k, x_dec @ w_v, np.ones((1, 1), dtype=bool))"),
-        "test_cross_attention", "queries from the encoder"),
 ]
+
+# (id, the body after the scores, hint)
+_MASKED_BUGS = [
+    ("mask-flipped", "return sdpa_lib.softmax(np.where(attn_mask, -np.inf, scores)) @ value", "mask sign flipped"),
+    ("mask-after-softmax", "return (sdpa_lib.softmax(scores) * attn_mask) @ value", "masked after the softmax"),
+    ("minus-1e9", "return sdpa_lib.softmax(np.where(attn_mask, scores, -1e9)) @ value", "-1e9 instead of -inf"),
+    ("nan-rows", "scores = np.where(attn_mask, scores, -np.inf)\n    exps = np.exp(scores - scores.max(axis=-1, keepdims=True))\n"
+                 "    return exps / exps.sum(axis=-1, keepdims=True) @ value", "fully masked rows give NaN"),
+]
+
+# (id, the body, hint)
+_CROSS_BUGS = [
+    ("cross-no-padding", "return masked_attention(x_dec @ w_q, x_enc @ w_k, x_enc @ w_v, np.ones((1, 1), dtype=bool))",
+     "padding mask ignored"),
+    ("cross-causal", "mask = causal_mask(x_dec.shape[-2], x_enc.shape[-2])\n"
+                     "    return masked_attention(x_dec @ w_q, x_enc @ w_k, x_enc @ w_v, mask)", "causal mask in cross-attention"),
+    ("cross-swapped", "return masked_attention(x_enc @ w_q, x_dec @ w_k, x_dec @ w_v, np.ones((1, 1), dtype=bool))",
+     "queries from the encoder"),
+]
+
+BUGS += [Bug(bug_id, "masked_attention", _MASKED.format(body=body), "test_masked_attention", hint)
+         for bug_id, body, hint in _MASKED_BUGS]
+BUGS += [Bug(bug_id, "cross_attention", _CROSS.format(body=body), "test_cross_attention", hint)
+         for bug_id, body, hint in _CROSS_BUGS]
