@@ -123,15 +123,38 @@ BATCHED_MISTAKES = (
     Mistake("k.T reverses every axis", lambda q, k, v, mask=None: _batched(q, k, v, mask, key_t=np.asarray(k).T),
             "for a batch (B, S, E), k.T is (E, S, B), not (B, E, S); it only runs when the sizes coincide, and then "
             "gives wrong numbers. Swap the last two axes only: np.swapaxes(k, -1, -2)."),
+    Mistake("a fully masked row gives NaN", lambda q, k, v, mask=None: _batched(q, k, v, mask, normalise=_unguarded_softmax),
+            "a query that may see no key has max = -inf and -inf - (-inf) = NaN: shift such rows by 0 and divide "
+            "only where the row sum is nonzero, so the row's weights and output are 0."),
     Mistake("softmax without max subtraction", lambda q, k, v, mask=None: _batched(q, k, v, mask, normalise=_naive_softmax),
             "exp of a large score overflows to inf and inf / inf is NaN: subtract each row's maximum first."),
     Mistake("mask ignored", lambda q, k, v, mask=None: _batched(q, k, v, None),
             "set the scores to -inf where the mask is False (np.where(mask, scores, -np.inf)) before the softmax."),
     Mistake("mask sign flipped", lambda q, k, v, mask=None: _batched(q, k, v, mask, flip=True),
             "True = may attend: keep the scores where the mask is True and put -inf where it is False."),
-    Mistake("a fully masked row gives NaN", lambda q, k, v, mask=None: _batched(q, k, v, mask, normalise=_unguarded_softmax),
-            "a query that may see no key has max = -inf and -inf - (-inf) = NaN: shift such rows by 0 and divide "
-            "only where the row sum is nonzero, so the row's weights and output are 0."),
+)
+
+
+def _padded(X, lengths, W_q, W_k, W_v, *, causal=True, padding="keys"):
+    L = np.shape(X)[-2]
+    real = np.arange(L) < np.asarray(lengths)[:, None]  # (B, L): True for real tokens
+    mask = causal_mask(L) if causal else np.ones((L, L), dtype=bool)  # (L, L)
+    if padding == "keys":
+        mask = mask & real[:, None, :]  # (L, L) & (B, 1, S) -> (B, L, S)
+    elif padding == "queries":
+        mask = mask & real[:, :, None]  # (L, L) & (B, L, 1) -> (B, L, S)
+    return _batched(X @ W_q, X @ W_k, X @ W_v, mask)[0]
+
+
+PADDED_MISTAKES = (
+    Mistake("padding mask on the queries (rows) instead of the keys",
+            lambda X, lengths, W_q, W_k, W_v: _padded(X, lengths, W_q, W_k, W_v, padding="queries"),
+            "padding hides keys: for sentence b, key j may be attended only if j < lengths[b], so the padding "
+            "mask has shape (B, 1, S) and masks columns."),
+    Mistake("padding ignored", lambda X, lengths, W_q, W_k, W_v: _padded(X, lengths, W_q, W_k, W_v, padding=None),
+            "the padded positions are not words: combine the causal mask with key j < lengths[b]."),
+    Mistake("causal mask ignored", lambda X, lengths, W_q, W_k, W_v: _padded(X, lengths, W_q, W_k, W_v, causal=False),
+            "query i may only see keys 0..i: combine the padding mask with np.tril(np.ones((L, L), bool))."),
 )
 
 # ------------------------------------------------------------------ chapter 11: misconceptions
