@@ -51,7 +51,8 @@ def expect_close(actual, expected, what: str = "your output", *, rtol: float = 1
                              np.abs(actual.astype(float) - expected.astype(float)))
         error = np.nan_to_num(error, nan=np.inf)
         where = np.unravel_index(np.argmax(error), error.shape) if error.ndim else ()
-        raise GradingError(f"{what} differs from the correct answer: at index {[int(i) for i in where]} you have "
+        at = f"at index {[int(i) for i in where]} " if error.ndim else ""
+        raise GradingError(f"{what} differs from the correct answer: {at}you have "
                            f"{actual[where].item()!r}, the answer is {expected[where].item()!r}. {hint}".strip())
 
 

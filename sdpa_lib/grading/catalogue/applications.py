@@ -5,13 +5,19 @@ Shapes: ``queries (M, E)``, ``documents (N, E)``; ``x (L, D)``; weights ``(..., 
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ...masks import causal_mask
 from ...scores import cosine_scores
 from ...softmax import softmax
+from ..checks import describe_case
+from ..errors import GradingError
+from ..integrity import check_environment
 from ..mistakes import Mistake
 from .attention import masked, scores
+from .scores import DISAGREEING_PAIR_HINTS
 
 # ------------------------------------------------------------------ chapter 9: applications
 
@@ -203,3 +209,73 @@ def removal_effects(weights, values):
     output = weights @ values  # (S,) @ (S, Ev) -> (Ev,)
     change = (weights / (1 - weights))[:, None] * (values - output)  # (S, 1) * (S, Ev) -> (S, Ev)
     return np.linalg.norm(change, axis=-1)
+
+
+# Counterexamples (chapter 11) are graded by their properties: a verdict returns what is wrong, or None.
+
+def check_counterexample(student, cases, verdict, *, seed=None) -> int:
+    """Run ``student(*args)`` on every args tuple; fail with ``verdict(*args, answer)`` when it is not None."""
+    check_environment()
+    for args in cases:
+        case = describe_case(args, {}) + (f" [grading seed {seed}]" if seed is not None else "")
+        try:
+            answer = student(*copy.deepcopy(args))
+        except (NotImplementedError, GradingError):
+            raise
+        except Exception as error:
+            raise GradingError(f"your {student.__name__} raised {type(error).__name__}: {error} on inputs {case}") from error
+        problem = verdict(*args, answer)
+        if problem:
+            raise GradingError(f"not a counterexample on inputs {case}: {problem}")
+    return len(cases)
+
+
+def _vectors(answer, count: int, shape: tuple, names: str):
+    """``answer`` as ``count`` finite float arrays of ``shape``, or a string saying why not."""
+    if not isinstance(answer, (tuple, list)) or len(answer) != count:
+        return f"return {count} arrays ({names}); got {type(answer).__name__}"
+    arrays = [np.asarray(a, dtype=float) for a in answer]
+    if any(a.shape != shape for a in arrays) or not all(np.all(np.isfinite(a)) for a in arrays):
+        return f"{names} must be finite arrays of shape {shape}; got shapes {[a.shape for a in arrays]}"
+    return arrays
+
+
+def disagreeing_keys_problem(q, answer):
+    """Why ``(k1, k2)`` does not show dot ranking k1 first and cosine ranking k2 first (None if it does)."""
+    keys = _vectors(answer, 2, np.shape(q), "k1, k2")
+    if isinstance(keys, str):
+        return keys
+    q = np.asarray(q, dtype=float)
+    norms = [np.linalg.norm(k) for k in keys]
+    if min(norms) == 0:
+        return "a zero key has no direction, so its cosine is undefined"
+    dots = [float(q @ k) for k in keys]
+    cosines = [d / (np.linalg.norm(q) * n) for d, n in zip(dots, norms)]
+    numbers = (f"q . k1 = {dots[0]:.4g}, q . k2 = {dots[1]:.4g}; cos(q, k1) = {cosines[0]:.4g}, "
+               f"cos(q, k2) = {cosines[1]:.4g}. ")
+    margin = 1e-9 * np.linalg.norm(q) * max(norms)
+    if abs(cosines[0] - cosines[1]) <= 1e-9:
+        return numbers + DISAGREEING_PAIR_HINTS["same direction"]
+    if dots[0] < dots[1] - margin and cosines[0] > cosines[1]:
+        return numbers + DISAGREEING_PAIR_HINTS["reversed"]
+    if not (dots[0] > dots[1] + margin and cosines[1] > cosines[0] + 1e-9):
+        return numbers + DISAGREEING_PAIR_HINTS["no disagreement"]
+    return None
+
+
+def misleading_values_problem(weights, answer):
+    """Why ``values`` does not make a lower-weighted token matter more than the top one (None if it does)."""
+    weights = np.asarray(weights, dtype=float)
+    values = np.asarray(answer, dtype=float) if isinstance(answer, (np.ndarray, list, tuple)) else None
+    if values is None or values.ndim != 2 or values.shape[0] != weights.shape[0] or not np.all(np.isfinite(values)):
+        return (f"return finite values of shape (S, Ev) with S = {weights.shape[0]} rows, one per token; got "
+                f"{type(answer).__name__} {np.shape(answer)}")
+    effects = removal_effects(weights, values)  # (S,)
+    top = int(np.argmax(weights))
+    others = np.delete(effects, top)
+    if others.max() > effects[top] + 1e-9 * (1 + np.abs(values).max()):
+        return None
+    return (f"removing the token with the largest weight ({weights[top]:.3g}) moves the output by {effects[top]:.4g}, "
+            f"at least as much as removing any other token (at most {others.max():.4g}), so here the weights do rank "
+            f"importance. Removing token j moves the output by w_j / (1 - w_j) * |v_j - o|: a big weight on a value "
+            f"close to the output o changes little. Give the top token the value the other tokens average to.")
