@@ -1,0 +1,291 @@
+"""Grade submissions with nbgrader's own autograder, one student at a time, each in a bounded process.
+
+Grading runs student code.  For every student :func:`grade_student` starts
+``nbgrader autograde ASSIGNMENT --student=ID`` as a separate process (its own session, so
+the kernel it starts is stopped with it) with the limits a process can set on itself:
+
+* ``RLIMIT_AS``: the address space of nbgrader and of the kernel (each) is capped, so a
+  memory hog gets ``MemoryError`` or dies instead of taking the machine down;
+* ``RLIMIT_CPU``: CPU seconds, the same number as the wall-clock timeout;
+* a wall-clock timeout, after which the whole process group is killed.
+
+The per-cell timeout (``Execute.timeout`` with ``interrupt_on_timeout``) is nbgrader's, set in
+``nbgrader_config.py``.  None of this is a sandbox: the student's code can still read and
+write whatever the grading user can.  Run grading in a container or as a separate user
+(see docs/instructor.md).
+
+A submission that cannot be graded (the kernel died, the notebook can't be read, the time
+ran out) is reported as ``ungradable`` with the reason, never as a silent 0; before
+grading, the student's previous grades are removed so a regrade starts from clean scores.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import nbformat
+
+GRADED, UNGRADABLE = "graded", "ungradable"
+# Kernels and nbgrader reserve address space per BLAS thread; one thread keeps the memory cap meaningful.
+SINGLE_THREADED = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+# What nbgrader's log says when a notebook could not be graded, and the reason we report (first match wins).
+FAILURE_REASONS = (
+    (r"DeadKernelError|Kernel died|kernel died", "the kernel died while running the notebook "
+                                                 "(it exited, crashed, or hit the memory limit)"),
+    (r"NotJSONError|Notebook does not appear to be JSON|Unreadable Notebook|JSONDecodeError|ValidationError",
+     "the notebook file cannot be read (it is not a valid notebook)"),
+    (r"MemoryError|Cannot allocate memory", "grading ran out of memory (the memory limit)"),
+    (r"UnresponsiveKernelError|TimeoutError", "the kernel stopped responding"),
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one student's grading may use: address space per process (MiB) and seconds (wall clock and CPU)."""
+    memory_mb: int = 4096
+    timeout: float = 900.0
+
+
+@dataclass(frozen=True)
+class FailedTest:
+    """A grade cell that did not get full points, with the message its error showed."""
+    notebook: str
+    grade_id: str
+    score: float
+    max_score: float
+    message: str
+
+
+@dataclass
+class StudentResult:
+    """One student's grading: ``graded`` with a score, or ``ungradable`` with the reason (and no score)."""
+    student: str
+    assignment: str
+    status: str
+    score: float | None = None
+    max_score: float | None = None
+    reason: str = ""
+    failed: list[FailedTest] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # errors outside the tests, test cells nbgrader restored
+
+
+# --- running nbgrader ------------------------------------------------------------------------------
+
+def child_environment() -> dict:
+    """The environment of nbgrader runs: this interpreter's bin first (nbgrader calls alembic), headless, one thread."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return {**os.environ, "PATH": path, "SDPA_HEADLESS": "1", "MPLBACKEND": "Agg", **SINGLE_THREADED}
+
+
+def nbgrader_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "nbgrader", *args]
+
+
+def _set_limits(limits: Limits):
+    """A ``preexec_fn`` capping the address space and the CPU time of the child (and of what it starts)."""
+    memory, cpu = limits.memory_mb * 2**20, max(1, int(limits.timeout))
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+    return apply
+
+
+def run_limited(command: Sequence[str], cwd: Path, limits: Limits) -> tuple[int | None, str]:
+    """Run ``command`` under ``limits``; return (exit status, output), status None if the time ran out."""
+    process = subprocess.Popen(command, cwd=cwd, env=child_environment(), stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True,
+                               preexec_fn=_set_limits(limits))
+    try:
+        output, _ = process.communicate(timeout=limits.timeout)
+        return process.returncode, output
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # nbgrader and the kernel it started
+        output, _ = process.communicate()
+        return None, output
+
+
+def run_nbgrader(course: Path, *args: str, limits: Limits = Limits()) -> str:
+    """Run ``nbgrader <args>`` in the course folder; raise RuntimeError with its log if it fails."""
+    status, output = run_limited(nbgrader_command(*args), course, limits)
+    if status != 0:
+        raise RuntimeError(f"nbgrader {' '.join(args)} failed ({_status_text(status, limits)}):\n{output}")
+    return output
+
+
+def _status_text(status: int | None, limits: Limits) -> str:
+    if status is None:
+        return f"grading took longer than {limits.timeout:g} s and was stopped"
+    if status < 0:
+        name = signal.Signals(-status).name
+        cpu = " (the CPU time limit)" if name == "SIGXCPU" else " (the memory limit?)" if name == "SIGKILL" else ""
+        return f"nbgrader was killed by {name}{cpu}"
+    return f"nbgrader exited with status {status}"
+
+
+def failure_reason(status: int | None, output: str, limits: Limits) -> str:
+    """Why nbgrader could not grade a submission, in one sentence, from its exit status and log."""
+    if status is None or status < 0:
+        return _status_text(status, limits)
+    for pattern, reason in FAILURE_REASONS:
+        if re.search(pattern, output):
+            return reason
+    errors = [line.strip() for line in output.splitlines() if "[ERROR]" in line or "Error" in line]
+    return f"{_status_text(status, limits)}: {errors[-1] if errors else 'see its log'}"
+
+
+# --- the gradebook ---------------------------------------------------------------------------------
+
+def gradebook_url(course: Path) -> str:
+    return f"sqlite:///{course / 'gradebook.db'}"
+
+
+def forget_submission(course: Path, assignment: str, student: str) -> None:
+    """Remove the student's previous submission of the assignment and its grades from the gradebook."""
+    from nbgrader.api import Gradebook, MissingEntry
+    if not (course / "gradebook.db").exists():
+        return
+    with Gradebook(gradebook_url(course)) as gradebook:
+        try:
+            gradebook.remove_submission(assignment, student)
+        except MissingEntry:
+            pass
+
+
+def submission_scores(course: Path, assignment: str, student: str) -> dict[tuple[str, str], tuple[float, float]]:
+    """``{(notebook, grade_id): (score, max_score)}`` of the student's graded submission."""
+    from nbgrader.api import Gradebook
+    with Gradebook(gradebook_url(course)) as gradebook:
+        submission = gradebook.find_submission(assignment, student)
+        return {(notebook.name, grade.name): (grade.score, grade.max_score)
+                for notebook in submission.notebooks for grade in notebook.grades}
+
+
+def error_message(cell) -> str:
+    """What a graded cell's error said (``ename: evalue``), or what it printed last if it failed silently."""
+    errors = [output for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+    if errors:
+        return f"{errors[-1].get('ename', 'Error')}: {errors[-1].get('evalue', '')}".strip()
+    return "no error shown (manually graded, or partial credit)"
+
+
+def errors_outside_tests(course: Path, assignment: str, student: str) -> list[str]:
+    """The errors of cells that are not tests (a solution cell that timed out, ran out of memory, raised)."""
+    notes = []
+    for path in sorted((course / "autograded" / student / assignment).glob("*.ipynb")):
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and not meta.get("grade") and any(
+                    output.get("output_type") == "error" for output in cell.get("outputs", [])):
+                notes.append(f"{path.stem} cell {meta.get('grade_id', index)}: {error_message(cell)[:200]}")
+    return notes
+
+
+def restored_cells(log: str) -> list[str]:
+    """Test cells nbgrader put back from the gradebook: deleted ones, and edited ones (their checksum changed)."""
+    deleted = re.findall(r"Missing grade cell (\S+) encountered", log)
+    edited = re.findall(r"Attribute 'source' for cell (\S+) has changed", log)
+    return ([f"deleted test cell {name} was restored" for name in deleted]
+            + [f"edited cell {name} was restored to the original" for name in edited])
+
+
+def failed_tests(course: Path, assignment: str, student: str, scores: dict) -> list[FailedTest]:
+    """Every grade cell below full points, in notebook order, with its error message from the autograded notebook."""
+    failed = []
+    for notebook_name in sorted({notebook for notebook, _ in scores}):
+        path = course / "autograded" / student / assignment / f"{notebook_name}.ipynb"
+        for cell in nbformat.read(path, as_version=4).cells:
+            score, max_score = scores.get((notebook_name, cell.metadata.get("nbgrader", {}).get("grade_id")), (1, 1))
+            if score < max_score:
+                grade_id = cell.metadata.nbgrader.grade_id
+                failed.append(FailedTest(notebook_name, grade_id, score, max_score, error_message(cell)))
+    return failed
+
+
+# --- grading ---------------------------------------------------------------------------------------
+
+def grade_student(course: Path, assignment: str, student: str, limits: Limits = Limits()) -> StudentResult:
+    """Autograde one student's submission from clean scores, in a bounded process."""
+    course = Path(course)
+    forget_submission(course, assignment, student)
+    status, output = run_limited(nbgrader_command("autograde", assignment, f"--student={student}", "--force",
+                                                  "--Autograde.create_student=True"), course, limits)
+    if status != 0:
+        forget_submission(course, assignment, student)  # leave no half-made submission to export as 0
+        return StudentResult(student, assignment, UNGRADABLE, reason=failure_reason(status, output, limits))
+    scores = submission_scores(course, assignment, student)
+    notes = restored_cells(output) + errors_outside_tests(course, assignment, student)
+    return StudentResult(student, assignment, GRADED, score=sum(s for s, _ in scores.values()),
+                         max_score=sum(m for _, m in scores.values()), reason="; ".join(notes),
+                         failed=failed_tests(course, assignment, student, scores), notes=notes)
+
+
+def submitted_students(course: Path, assignment: str) -> list[str]:
+    """Students with a folder ``submitted/<student>/<assignment>``, sorted."""
+    return sorted(p.parent.name for p in (Path(course) / "submitted").glob(f"*/{assignment}") if p.is_dir())
+
+
+def grade_class(course: Path, assignment: str, limits: Limits = Limits(), *, students: Iterable[str] | None = None,
+                progress: bool = True) -> list[StudentResult]:
+    """Grade every submitted student (one bounded process each) with a progress bar; one failure stops nobody."""
+    from tqdm import tqdm
+    students = list(students) if students is not None else submitted_students(course, assignment)
+    results = []
+    for student in tqdm(students, desc=f"grading {assignment}", unit="student", disable=not progress):
+        results.append(grade_student(course, assignment, student, limits))
+    return results
+
+
+def generate_feedback(course: Path, result: StudentResult, limits: Limits = Limits()) -> Path:
+    """``nbgrader generate_feedback`` for one graded student; return the feedback folder."""
+    run_nbgrader(Path(course), "generate_feedback", result.assignment, f"--student={result.student}", "--force",
+                 limits=limits)
+    return Path(course) / "feedback" / result.student / result.assignment
+
+
+def export_grades(course: Path, destination: Path, limits: Limits = Limits()) -> Path:
+    """nbgrader's own CSV export of the whole gradebook (ungradable submissions appear there as 0: see ours)."""
+    run_nbgrader(Path(course), "export", f"--CsvExportPlugin.to={destination}", limits=limits)
+    return destination
+
+
+STATUS_COLUMNS = ("student", "assignment", "status", "score", "max_score", "reason", "failed_tests")
+
+
+def write_status_csv(results: Iterable[StudentResult], destination: Path) -> Path:
+    """Our grades CSV: one row per student with a status column; an ungradable row has no score, only its reason."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    with open(destination, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(STATUS_COLUMNS)
+        for r in results:
+            writer.writerow([r.student, r.assignment, r.status, "" if r.score is None else r.score,
+                             "" if r.max_score is None else r.max_score, r.reason,
+                             " ".join(f"{t.grade_id}" for t in r.failed)])
+    return destination
+
+
+def generate_class_feedback(course: Path, results: Iterable[StudentResult], limits: Limits = Limits()) -> list[str]:
+    """Feedback for every graded student (one nbgrader run, or one per student if that fails); return problems."""
+    graded = [r for r in results if r.status == GRADED]
+    if not graded:
+        return []
+    try:
+        run_nbgrader(Path(course), "generate_feedback", graded[0].assignment, "--force", limits=limits)
+        return []
+    except RuntimeError:
+        problems = []
+        for result in graded:
+            try:
+                generate_feedback(course, result, limits)
+            except RuntimeError as error:
+                problems.append(f"{result.student}: no feedback ({str(error).splitlines()[0]})")
+        return problems
