@@ -84,16 +84,21 @@ def _attend_one_query_block(q_block, key, value, mask, rows: slice, block_size: 
         cols = slice(k_start, min(k_start + block_size, S))
         scores = q_block @ np.swapaxes(key[..., cols, :], -1, -2)  # (..., Lb, E) @ (..., E, Sb) -> (..., Lb, Sb)
         scores = _mask_tile(scores, mask, rows, cols, is_causal)
-        new_max = np.maximum(running_max, scores.max(axis=-1, keepdims=True))  # (..., Lb, 1)
-        safe_max = np.where(np.isneginf(new_max), 0, new_max)  # all-masked so far: shift by 0
-        scores -= safe_max
-        tile = np.exp(scores, out=scores)  # (..., Lb, Sb), in place: no second tile
-        rescale = np.exp(running_max - safe_max)  # (..., Lb, 1): shrinks the old sums if the max grew
-        running_sum = running_sum * rescale + tile.sum(axis=-1, keepdims=True)
-        accumulator *= rescale
-        accumulator += tile @ value[..., cols, :]  # (..., Lb, Sb) @ (..., Sb, Ev) -> (..., Lb, Ev)
-        running_max = new_max
+        running_max, running_sum = _fold_tile(scores, value[..., cols, :], running_max, running_sum, accumulator)
+        del scores  # freed before the next tile is built, so memory holds one tile at a time
     return np.divide(accumulator, running_sum, out=np.zeros_like(accumulator), where=running_sum != 0)  # NaN stays NaN
+
+
+def _fold_tile(scores, value_block, running_max, running_sum, accumulator):
+    """Fold a score tile ``(..., Lb, Sb)`` into the running max and sum (returned) and the accumulator (in place)."""
+    new_max = np.maximum(running_max, scores.max(axis=-1, keepdims=True))  # (..., Lb, 1)
+    safe_max = np.where(np.isneginf(new_max), 0, new_max)  # all-masked so far: shift by 0
+    scores -= safe_max
+    np.exp(scores, out=scores)  # (..., Lb, Sb), in place: no second tile
+    rescale = np.exp(running_max - safe_max)  # (..., Lb, 1): shrinks the old sums if the max grew
+    accumulator *= rescale
+    accumulator += scores @ value_block  # (..., Lb, Sb) @ (..., Sb, Ev) -> (..., Lb, Ev)
+    return new_max, running_sum * rescale + scores.sum(axis=-1, keepdims=True)
 
 
 def _mask_tile(scores, mask, rows: slice, cols: slice, is_causal: bool):
