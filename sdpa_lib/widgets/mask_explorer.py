@@ -109,7 +109,8 @@ def mask_explorer():
     import ipywidgets as widgets
 
     def slider(name, value):
-        return widgets.IntSlider(value=value, min=0 if "length" in name else 1, max=8, description=name)
+        return widgets.IntSlider(value=value, min=0 if "length" in name else 1, max=8, description=name,
+                                 continuous_update=False)
 
     controls = {"kind": widgets.Dropdown(options=MASK_KINDS, value="padding+causal", description="kind"),
                 "length_a": slider("length_a", 5), "length_b": slider("length_b", 3),
