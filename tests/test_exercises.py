@@ -6,6 +6,8 @@ student at once: "solution", "blank" (the untouched release) and one per catalog
 """
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 import exercise_harness as harness
@@ -55,6 +57,24 @@ def test_every_chapter_has_catalogued_bugs(assignment):
         assert harness.grader_meta(cells.get(bug.test_cell, {"metadata": {}})).get("grade"), \
             f"bug {bug.id}: {bug.test_cell!r} is not a grade cell"
         assert bug.source.strip() != cells[bug.function_or_cell].source.strip(), f"bug {bug.id} changes nothing"
+
+
+def ends_with_a_value(source: str) -> bool:
+    """Does the cell's last statement display a value (nbgrader would read it as partial credit)?"""
+    body = ast.parse(source).body
+    if not body or not isinstance(body[-1], ast.Expr):
+        return False
+    value = body[-1].value
+    return not isinstance(value, ast.Call) or getattr(value.func, "id", "") == "check_against_reference"
+
+
+@each_assignment
+def test_grade_cells_end_without_a_value(assignment):
+    """Does no grade cell end with a value, which nbgrader would take as the cell's score?"""
+    cells = [(path.name, gid) for path in solution_notebooks(assignment)
+             for gid, cell in harness.cells_by_id(harness.read(path)).items()
+             if cell.cell_type == "code" and harness.grader_meta(cell).get("grade") and ends_with_a_value(cell.source)]
+    assert not cells, f"these grade cells end with a value (assign it, e.g. `_ = check_against_reference(...)`): {cells}"
 
 
 @slow
