@@ -39,27 +39,27 @@ def _unnormalised(query, key, value, attn_mask=None):
 
 ATTENTION_MISTAKES = (
     Mistake("forgot the scale", _scaled_by(lambda e: 1.0),
-            "divide the scores by sqrt(E) (E = query.shape[-1]) before the softmax, or they grow with E and "
+            "Divide the scores by sqrt(E) (E = query.shape[-1]) before the softmax, or they grow with E and "
             "the softmax saturates to one-hot."),
     Mistake("scaled by E instead of sqrt(E)", _scaled_by(lambda e: 1.0 / e),
             "Var(q . k) = E, so the standard deviation is sqrt(E): divide by np.sqrt(E), not by E."),
     Mistake("multiplied by sqrt(E) instead of dividing", _scaled_by(np.sqrt),
-            "the scale is 1/sqrt(E): it shrinks the scores."),
+            "The scale is 1/sqrt(E): it shrinks the scores."),
     Mistake("softmax over the queries (axis -2)",
             lambda query, key, value, attn_mask=None: weights(query, key, attn_mask, axis=-2) @ value,
-            "each query distributes its attention over the keys: softmax along the last axis (S) of the "
+            "Each query distributes its attention over the keys: softmax along the last axis (S) of the "
             "(..., L, S) scores, so each row sums to 1."),
     Mistake("weights not normalised (exp without dividing by the row sum)", _unnormalised,
-            "after exp, divide each row by its sum so the weights of a query add up to 1; the output is then a "
+            "After exp, divide each row by its sum so the weights of a query add up to 1; the output is then a "
             "weighted average of the value rows."),
     Mistake("scores used as weights (no softmax)",
             lambda query, key, value, attn_mask=None: scores(query, key) @ value,
-            "turn the scores into weights with a softmax along the keys before multiplying by V."),
+            "Turn the scores into weights with a softmax along the keys before multiplying by V."),
     Mistake("output transposed (V^T W^T)",
             lambda query, key, value, attn_mask=None: np.swapaxes(weights(query, key, attn_mask) @ value, -1, -2),
-            "the output is weights @ V: (..., L, S) @ (..., S, Ev) -> (..., L, Ev), one row per query."),
+            "The output is weights @ V: (..., L, S) @ (..., S, Ev) -> (..., L, Ev), one row per query."),
     Mistake("weights transposed (W^T V)",
             lambda query, key, value, attn_mask=None: np.swapaxes(weights(query, key, attn_mask), -1, -2) @ value,
-            "row i of the weights belongs to query i and its columns to the keys: weights @ V, not weights.T @ V "
+            "Row i of the weights belongs to query i and its columns to the keys: weights @ V, not weights.T @ V "
             "(the two only have matching shapes when L == S)."),
 )

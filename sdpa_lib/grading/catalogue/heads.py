@@ -27,11 +27,11 @@ def _split_no_swap(x, num_heads):
 
 SPLIT_HEADS_MISTAKES = (
     Mistake("heads split in the wrong order (reshape straight to (H, L, Dh))", _split_without_transpose,
-            "a reshape keeps the memory order, so (L, D) -> (H, L, Dh) mixes positions between heads. "
+            "A reshape keeps the memory order, so (L, D) -> (H, L, Dh) mixes positions between heads. "
             "Reshape to (..., L, H, Dh) first (each position's features cut into H blocks), then swap the "
             "L and H axes: np.swapaxes(x, -3, -2)."),
     Mistake("heads interleaved (head h takes features h, h+H, ...)", _split_interleaved,
-            "head h owns the contiguous block of features h*Dh .. (h+1)*Dh - 1: reshape to (..., L, H, Dh), "
+            "Head h owns the contiguous block of features h*Dh .. (h+1)*Dh - 1: reshape to (..., L, H, Dh), "
             "not (..., L, Dh, H)."),
     Mistake("forgot to move the heads axis before L", _split_no_swap,
             "(..., L, H, Dh) is the right split but the wrong layout: attention runs per head over L, so the "
@@ -51,10 +51,10 @@ def _merge_interleaved(x):
 
 MERGE_HEADS_MISTAKES = (
     Mistake("heads merged in the wrong order (reshape without the transpose)", _merge_without_transpose,
-            "undo split_heads step by step: swap the H and L axes back to (..., L, H, Dh), then reshape to "
+            "Undo split_heads step by step: swap the H and L axes back to (..., L, H, Dh), then reshape to "
             "(..., L, H*Dh) so each position gets its heads' features side by side."),
     Mistake("heads interleaved when merging", _merge_interleaved,
-            "head h's features go to the contiguous block h*Dh .. (h+1)*Dh - 1: the merge order is "
+            "Head h's features go to the contiguous block h*Dh .. (h+1)*Dh - 1: the merge order is "
             "(..., L, H, Dh) -> (..., L, H*Dh), not (..., L, Dh, H)."),
 )
 
@@ -69,17 +69,17 @@ def _mha(x_query, x_kv, w_q, w_k, w_v, w_o, num_heads, *, split=_split, merge=_m
 MHA_MISTAKES = (
     Mistake("forgot the output projection W_O",
             lambda *args: _mha(*args, project=False),
-            "after merging the heads, multiply by W_O: it mixes the heads' outputs, "
+            "After merging the heads, multiply by W_O: it mixes the heads' outputs, "
             "(..., L, H*Dh) @ (H*Dh, D) -> (..., L, D)."),
     Mistake("scaled by sqrt(D) instead of sqrt(D/H)",
             lambda *args: _mha(*args, scale=1 / np.sqrt(args[2].shape[1])),
-            "each head computes q . k over its own Dh = D/H features, so its scale is 1/sqrt(Dh), "
+            "Each head computes q . k over its own Dh = D/H features, so its scale is 1/sqrt(Dh), "
             "not 1/sqrt(D)."),
     Mistake("one head of full width (no split)",
             lambda *args: _mha(*args[:6], 1),
-            "split Q, K and V into num_heads heads of width D/H, attend within each head, then merge."),
+            "Split Q, K and V into num_heads heads of width D/H, attend within each head, then merge."),
     Mistake("heads split in the wrong order (reshape straight to (H, L, Dh))",
             lambda *args: _mha(*args, split=_split_without_transpose, merge=_merge_without_transpose),
-            "reshape to (..., L, H, Dh) then swap axes to (..., H, L, Dh); a direct reshape to (H, L, Dh) "
+            "Reshape to (..., L, H, Dh) then swap axes to (..., H, L, Dh); a direct reshape to (H, L, Dh) "
             "mixes positions between heads."),
 )

@@ -20,15 +20,15 @@ def _ones(L, S):
 
 CAUSAL_MASK_MISTAKES = (
     Mistake("causal mask transposed (upper triangle)", lambda L, S=None: np.triu(_ones(L, S)),
-            "query i may attend to keys j <= i, the past: that is the lower triangle, np.tril. The upper "
+            "Query i may attend to keys j <= i, the past: that is the lower triangle, np.tril. The upper "
             "triangle lets every query see the future."),
     Mistake("causal mask without the diagonal", lambda L, S=None: np.tril(_ones(L, S), k=-1),
-            "a token may attend to itself (j = i); excluding the diagonal leaves the first query with no key."),
+            "A token may attend to itself (j = i); excluding the diagonal leaves the first query with no key."),
     Mistake("causal mask aligned bottom-right", lambda L, S=None: np.tril(_ones(L, S), k=(L if S is None else S) - L),
-            "this course (like PyTorch's is_causal) aligns the mask top-left: row i sees keys 0 .. i whatever "
+            "This course (like PyTorch's is_causal) aligns the mask top-left: row i sees keys 0 .. i whatever "
             "S is, so np.tril(np.ones((L, S), bool)) with no offset."),
     Mistake("mask sign flipped (True = blocked)", lambda L, S=None: ~np.tril(_ones(L, S)),
-            "the convention is True = may attend (as PyTorch SDPA and JAX): the allowed keys j <= i are True."),
+            "The convention is True = may attend (as PyTorch SDPA and JAX): the allowed keys j <= i are True."),
 )
 
 PADDING_MASK_MISTAKES = (
@@ -36,10 +36,10 @@ PADDING_MASK_MISTAKES = (
             "True means may attend: the first lengths[b] keys (the real tokens) are True, the padding False. "
             "(torch.nn.MultiheadAttention's key_padding_mask uses the opposite meaning: don't copy it.)"),
     Mistake("padding mask without the query axis (B, S)", lambda lengths, S: _padding(lengths, S)[:, 0],
-            "return shape (B, 1, S): the middle axis of size 1 broadcasts over the L queries of the "
+            "Return shape (B, 1, S): the middle axis of size 1 broadcasts over the L queries of the "
             "(B, L, S) scores; a (B, S) mask would be matched against (L, S) instead."),
     Mistake("padding mask off by one", lambda lengths, S: np.arange(S) <= np.asarray(lengths)[:, None, None],
-            "keys 0 .. lengths[b] - 1 are real: compare np.arange(S) < length, not <=."),
+            "Keys 0 .. lengths[b] - 1 are real: compare np.arange(S) < length, not <=."),
 )
 
 
@@ -62,21 +62,21 @@ MASKED_ATTENTION_MISTAKES = (
             lambda query, key, value, attn_mask: weights(query, key, ~np.asarray(attn_mask)) @ value,
             "True = may attend: set the scores to -inf where the mask is False, np.where(mask, scores, -np.inf)."),
     Mistake("masked after the softmax", _softmax_then_mask,
-            "zeroing weights after the softmax leaves rows that no longer sum to 1. Mask the scores before "
+            "Zeroing weights after the softmax leaves rows that no longer sum to 1. Mask the scores before "
             "the softmax (-inf where the mask is False), so exp gives exactly 0 and the rest renormalises."),
     Mistake("filled with -1e9 instead of -inf", _large_negative,
-            "a query whose keys are all masked then gets uniform weights over keys it may not see (and -1e9 "
+            "A query whose keys are all masked then gets uniform weights over keys it may not see (and -1e9 "
             "overflows float16). Fill with -np.inf and give all -inf rows zero weights (no NaN)."),
     Mistake("mask multiplied into the scores", lambda query, key, value, attn_mask:
             _softmax(scores(query, key) * attn_mask) @ value,
-            "a score of 0 still gets weight exp(0) = 1 relative to the others; masked keys need -inf "
+            "A score of 0 still gets weight exp(0) = 1 relative to the others; masked keys need -inf "
             "(weight exactly 0)."),
     Mistake("fully masked rows give NaN", _unguarded,
             "-inf - (-inf) is NaN: for a row whose keys are all masked, shift by 0 and divide only where the "
             "row sum is nonzero, so that row's weights and output are zeros."),
     Mistake("mask transposed", lambda query, key, value, attn_mask:
             weights(query, key, np.swapaxes(attn_mask, -1, -2)) @ value,
-            "the mask is indexed [query i, key j] like the (L, S) scores: mask[i, j] says whether query i may "
+            "The mask is indexed [query i, key j] like the (L, S) scores: mask[i, j] says whether query i may "
             "see key j."),
 )
 
@@ -95,18 +95,18 @@ def _cross(x_dec, x_enc, w_q, w_k, w_v, enc_lengths, *, mask="padding"):
 
 CROSS_ATTENTION_MISTAKES = (
     Mistake("padding mask ignored", lambda *args: _cross(*args, mask="none"),
-            "padded encoder positions are not tokens: mask them (True for the first enc_lengths[b] keys) so "
+            "Padded encoder positions are not tokens: mask them (True for the first enc_lengths[b] keys) so "
             "no query attends to them."),
     Mistake("padding mask sign flipped", lambda *args: _cross(*args, mask="flipped"),
             "True = may attend: the real tokens (the first enc_lengths[b]) are True."),
     Mistake("causal mask in cross-attention", lambda *args: _cross(*args, mask="causal"),
-            "the decoder may read the whole source sentence: cross-attention masks only the encoder's padding, "
+            "The decoder may read the whole source sentence: cross-attention masks only the encoder's padding, "
             "never the future (the encoder's tokens are all known)."),
     Mistake("queries from the encoder, keys and values from the decoder",
             lambda x_dec, x_enc, w_q, w_k, w_v, enc_lengths: _attention(x_enc @ w_q, x_dec @ w_k, x_dec @ w_v),
-            "in cross-attention the decoder asks (Q = x_dec @ w_q) and the encoder answers "
+            "In cross-attention the decoder asks (Q = x_dec @ w_q) and the encoder answers "
             "(K = x_enc @ w_k, V = x_enc @ w_v): the output has one row per decoder position."),
     Mistake("self-attention over the decoder instead of cross-attention",
             lambda x_dec, x_enc, w_q, w_k, w_v, enc_lengths: _attention(x_dec @ w_q, x_dec @ w_k, x_dec @ w_v),
-            "keys and values come from the encoder's sequence x_enc (length S), not from the decoder."),
+            "Keys and values come from the encoder's sequence x_enc (length S), not from the decoder."),
 )

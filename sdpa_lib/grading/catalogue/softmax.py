@@ -40,14 +40,14 @@ SOFTMAX_MISTAKES = (
             "exp(1000) overflows to inf and inf/inf is NaN. Subtract the row maximum first: softmax(x) = "
             "softmax(x - max(x)) (shift invariance), and the largest exponent becomes exp(0) = 1."),
     Mistake("an all -inf row gives NaN (0/0)", _unguarded,
-            "when every entry of a row is -inf (a query whose keys are all masked), max is -inf and "
+            "When every entry of a row is -inf (a query whose keys are all masked), max is -inf and "
             "x - max is -inf - (-inf) = NaN. Shift such rows by 0 instead, and divide only where the sum is "
             "nonzero (np.divide(..., where=total != 0)) so the row comes out all zeros."),
     Mistake("softmax over the wrong axis", _other_axis,
-            "normalise along `axis` (by default the last one, the keys): pass axis=axis, keepdims=True to both "
+            "Normalise along `axis` (by default the last one, the keys): pass axis=axis, keepdims=True to both "
             "the max and the sum."),
     Mistake("exp(x - max) not divided by the sum", _shifted_exp,
-            "the exponentials are only proportional to the probabilities: divide by their sum along the axis, "
+            "The exponentials are only proportional to the probabilities: divide by their sum along the axis, "
             "not by the max (the largest entry would be 1)."),
     Mistake("normalised the scores without exp", _no_exp,
             "x / sum(x) is not softmax (it breaks for negative scores); take exp first."),
@@ -71,13 +71,13 @@ JACOBIAN_MISTAKES = (
             "d p_i / d x_j = p_i (delta_ij - p_j): every output depends on every input through the sum, so "
             "the off-diagonal entries -p_i p_j are not zero. J = diag(p) - p p^T."),
     Mistake("Jacobian with only the diagonal p(1 - p)", _diagonal_variance,
-            "the diagonal p_i(1 - p_i) is right, but the off-diagonal entries are -p_i p_j: "
+            "The diagonal p_i(1 - p_i) is right, but the off-diagonal entries are -p_i p_j: "
             "J = diag(p) - p p^T (p[..., :, None] * p[..., None, :] is the outer product)."),
     Mistake("outer product added instead of subtracted", lambda p: _diagonal_only(p) + _outer(p),
-            "raising x_j lowers every other p_i, so the off-diagonal entries are negative: diag(p) - p p^T; "
+            "Raising x_j lowers every other p_i, so the off-diagonal entries are negative: diag(p) - p p^T; "
             "each row of J sums to 0."),
     Mistake("Jacobian with the sign flipped", lambda p: _outer(p) - _diagonal_only(p),
-            "raising x_i raises p_i, so the diagonal is positive: J = diag(p) - p p^T, not p p^T - diag(p)."),
+            "Raising x_i raises p_i, so the diagonal is positive: J = diag(p) - p p^T, not p p^T - diag(p)."),
 )
 
 
@@ -87,12 +87,12 @@ def _inner(p, grad_p, axis=-1):
 
 BACKWARD_MISTAKES = (
     Mistake("backward without the <g, p> term", lambda p, g: p * g,
-            "that is diag(p) g, the Jacobian without its outer product. J^T g = p * (g - <g, p>), where "
+            "That is diag(p) g, the Jacobian without its outer product. J^T g = p * (g - <g, p>), where "
             "<g, p> = sum(g * p, axis=-1, keepdims=True)."),
     Mistake("subtracted the mean of g instead of <g, p>", lambda p, g: p * (g - g.mean(axis=-1, keepdims=True)),
-            "the term comes from -p p^T g, so it is the p-weighted sum <g, p> = sum(g * p), not the plain mean."),
+            "The term comes from -p p^T g, so it is the p-weighted sum <g, p> = sum(g * p), not the plain mean."),
     Mistake("forgot the factor p", lambda p, g: g - _inner(p, g),
             "J^T g = p * (g - <g, p>): multiply elementwise by p at the end."),
     Mistake("<g, p> summed over the wrong axis", lambda p, g: p * (g - _inner(p, g, axis=0)),
-            "each row is its own softmax: sum g * p along the last axis, with keepdims=True."),
+            "Each row is its own softmax: sum g * p along the last axis, with keepdims=True."),
 )

@@ -31,31 +31,31 @@ def _online(query, key, value, block_size, *, rescale_sum=True, rescale_output=T
 
 ONLINE_SOFTMAX_MISTAKES = (
     Mistake("running sum not rescaled when the maximum grows", lambda *a: _online(*a, rescale_sum=False),
-            "the sum so far was computed as sum(exp(s - m_old)); when the maximum becomes m_new, multiply it by "
+            "The sum so far was computed as sum(exp(s - m_old)); when the maximum becomes m_new, multiply it by "
             "exp(m_old - m_new) before adding the new block's sum."),
     Mistake("running output not rescaled when the maximum grows", lambda *a: _online(*a, rescale_output=False),
-            "the accumulated output is sum(exp(s - m_old) v): multiply it by exp(m_old - m_new) too, exactly "
+            "The accumulated output is sum(exp(s - m_old) v): multiply it by exp(m_old - m_new) too, exactly "
             "like the running sum."),
     Mistake("each block normalised on its own", lambda *a: _online(*a, per_block=True),
-            "a block's softmax only knows that block's keys. Keep the unnormalised sum and output across "
+            "A block's softmax only knows that block's keys. Keep the unnormalised sum and output across "
             "blocks and divide once, at the end."),
     Mistake("last partial block dropped", lambda *a: _online(*a, drop_tail=True),
-            "when block_size does not divide S the last block is shorter: loop with range(0, S, block_size) "
+            "When block_size does not divide S the last block is shorter: loop with range(0, S, block_size) "
             "and slice key[..., start:start + block_size, :] (slicing past the end is fine)."),
     Mistake("no running maximum", lambda *a: _online(*a, use_max=False),
-            "exp of large scores overflows to inf and inf/inf is NaN: keep a running maximum per query and "
+            "Exp of large scores overflows to inf and inf/inf is NaN: keep a running maximum per query and "
             "rescale when it grows."),
 )
 
 FLOP_MISTAKES = (
     Mistake("counted a multiply-add as one operation", lambda L, S, E, Ev: L * S * E + L * S * Ev,
-            "each of the E terms of a dot product is one multiply and one add: Q K^T costs 2 L S E."),
+            "Each of the E terms of a dot product is one multiply and one add: Q K^T costs 2 L S E."),
     Mistake("forgot the weights @ V product", lambda L, S, E, Ev: 2 * L * S * E,
-            "there are two matrix products: Q K^T (2 L S E) and weights @ V (2 L S Ev)."),
+            "There are two matrix products: Q K^T (2 L S E) and weights @ V (2 L S Ev)."),
     Mistake("used E for the value width", lambda L, S, E, Ev: 4 * L * S * E,
             "weights @ V is (L, S) @ (S, Ev): it costs 2 L S Ev, and Ev need not equal E."),
     Mistake("counted L x L instead of L x S", lambda L, S, E, Ev: 2 * L * L * (E + Ev),
-            "the score matrix has one entry per (query, key) pair: L x S, not L x L."),
+            "The score matrix has one entry per (query, key) pair: L x S, not L x L."),
 )
 
 
@@ -65,12 +65,12 @@ def _bytes(L, S, *, batch=1, heads=1, dtype=np.float32):
 
 SCORE_BYTES_MISTAKES = (
     Mistake("counted elements, not bytes", lambda L, S, **kw: _bytes(L, S, **{**kw, "dtype": np.int8}),
-            "multiply the element count by the bytes per element: np.dtype(dtype).itemsize (4 for float32, "
+            "Multiply the element count by the bytes per element: np.dtype(dtype).itemsize (4 for float32, "
             "8 for float64)."),
     Mistake("assumed 4 bytes per element", lambda L, S, **kw: _bytes(L, S, **{**kw, "dtype": np.float32}),
-            "use np.dtype(dtype).itemsize: float64 takes 8 bytes, float16 2."),
+            "Use np.dtype(dtype).itemsize: float64 takes 8 bytes, float16 2."),
     Mistake("forgot the heads", lambda L, S, **kw: _bytes(L, S, **{**kw, "heads": 1}),
-            "every head has its own (L, S) score matrix: multiply by heads as well as batch."),
+            "Every head has its own (L, S) score matrix: multiply by heads as well as batch."),
     Mistake("forgot the batch", lambda L, S, **kw: _bytes(L, S, **{**kw, "batch": 1}),
-            "every sequence of the batch has its own score matrices: multiply by batch."),
+            "Every sequence of the batch has its own score matrices: multiply by batch."),
 )
