@@ -254,3 +254,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("\nInterrupted.", file=sys.stderr)
         return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -20,6 +20,7 @@ grading, the student's previous grades are removed so a regrade starts from clea
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import re
@@ -108,9 +109,34 @@ def run_limited(command: Sequence[str], cwd: Path, limits: Limits) -> tuple[int 
         output, _ = process.communicate(timeout=limits.timeout)
         return process.returncode, output
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)  # nbgrader and the kernel it started
+        kill_tree(process.pid)
         output, _ = process.communicate()
         return None, output
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, read from /proc (empty where there is no /proc)."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):  # the process ended meanwhile
+            continue
+    found, frontier = [], [pid]
+    while frontier:
+        children = [child for child, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+def kill_tree(pid: int) -> None:
+    """Kill nbgrader's process group and every descendant: the kernel runs in a session of its own."""
+    for child in descendants(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def run_nbgrader(course: Path, *args: str, limits: Limits = Limits()) -> str:
@@ -174,7 +200,7 @@ def error_message(cell) -> str:
     errors = [output for output in cell.get("outputs", []) if output.get("output_type") == "error"]
     if errors:
         return f"{errors[-1].get('ename', 'Error')}: {errors[-1].get('evalue', '')}".strip()
-    return "no error shown (manually graded, or partial credit)"
+    return "no error shown (partial credit)"
 
 
 def errors_outside_tests(course: Path, assignment: str, student: str) -> list[str]:
@@ -204,7 +230,7 @@ def failed_tests(course: Path, assignment: str, student: str, scores: dict) -> l
         path = course / "autograded" / student / assignment / f"{notebook_name}.ipynb"
         for cell in nbformat.read(path, as_version=4).cells:
             score, max_score = scores.get((notebook_name, cell.metadata.get("nbgrader", {}).get("grade_id")), (1, 1))
-            if score < max_score:
+            if score < max_score and cell.cell_type == "code":  # written answers wait for formgrader
                 grade_id = cell.metadata.nbgrader.grade_id
                 failed.append(FailedTest(notebook_name, grade_id, score, max_score, error_message(cell)))
     return failed
