@@ -72,8 +72,13 @@ def best_one_head_error(x, target, mix: float) -> float:
     features = mixture.reshape(-1, x.shape[-1])  # (B*(L-2), 2L)
     features = np.hstack([features, np.ones((features.shape[0], 1))])  # add a bias column
     wanted = target[:, rows].reshape(-1, target.shape[-1])  # (B*(L-2), 2C)
-    readout, *_ = np.linalg.lstsq(features, wanted, rcond=None)  # (2L+1, 2C)
-    return relative_error(features @ readout, wanted)
+    # Least squares through the normal equations: two small products and a (2L+1)-square solve.
+    # Same fit as lstsq on the tall matrix, but one LAPACK call on a tiny matrix instead of many
+    # threaded BLAS calls on a tall one, which crawl when the machine is busy.
+    gram = features.T @ features  # (2L+1, N) @ (N, 2L+1) -> (2L+1, 2L+1)
+    moment = features.T @ wanted  # (2L+1, N) @ (N, 2C) -> (2L+1, 2C)
+    readout, *_ = np.linalg.lstsq(gram, moment, rcond=None)  # (2L+1, 2C); lstsq copes with mix = 0 (rank-deficient)
+    return relative_error(features @ readout, wanted)  # (N, 2L+1) @ (2L+1, 2C) -> (N, 2C)
 
 
 def convex_hull_2d(points) -> np.ndarray:
