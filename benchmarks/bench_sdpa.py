@@ -8,12 +8,11 @@ the weights.  Run alone: ``.venv/bin/python benchmarks/bench_sdpa.py [--repeats 
 """
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
 
-from timing import header, interleaved_medians, row, verdict
+from timing import header, interleaved_medians, parse_repeats, row, verdict
 from sdpa_lib import attention, scaled_dot_product_attention
 
 BH, L, E = 16, 1024, 64
@@ -82,20 +81,18 @@ def compare_with_torch(q, k, v, repeats: int) -> None:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=15)
-    args = parser.parse_args(argv)
+    repeats = parse_repeats(__doc__, 15, argv)
     header(f"(1) scaled_dot_product_attention, float32, (B*H, L, E) = ({BH}, {L}, {E}), "
-           f"median of {args.repeats} interleaved runs")
+           f"median of {repeats} interleaved runs")
     q, k, v = make_inputs()
-    medians = interleaved_medians(library_variants(q, k, v), args.repeats)
+    medians = interleaved_medians(library_variants(q, k, v), repeats)
     baseline = medians["two bare matmuls (baseline)"]
     for name, seconds in medians.items():
         target, outcome = "", ""
         if name == DEFAULT:
             target, outcome = f"<= {TARGET_VS_MATMULS}x", verdict(seconds / baseline, TARGET_VS_MATMULS)
         row(name, f"{seconds * 1e3:7.1f} ms = {seconds / baseline:5.2f}x matmuls", target, outcome)
-    compare_with_torch(q, k, v, args.repeats)
+    compare_with_torch(q, k, v, repeats)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ as ratios against a baseline measured in the same run, beside the target and a v
 """
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import sys
@@ -22,16 +23,33 @@ if str(ROOT) not in sys.path:  # run as a script: make sdpa_lib and tests.nbrun 
     sys.path.insert(0, str(ROOT))
 
 
-def interleaved_medians(variants: dict[str, Callable[[], object]], repeats: int, warmup: int = 1) -> dict[str, float]:
-    """Median seconds of each variant, the variants run in turns ``repeats`` times after ``warmup`` rounds."""
+def interleaved_timings(variants: dict[str, Callable[[], object]], repeats: int,
+                        warmup: int = 1) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds of each variant, the variants run in turns ``repeats`` times after ``warmup`` rounds.
+
+    CPU seconds are this process's (all its threads): when other work shares the cores, the
+    wall time grows but the CPU time of single-threaded code stays close to a quiet run's.
+    """
     times = {name: [] for name in variants}
     for round_ in range(warmup + repeats):
         for name, fn in variants.items():
-            started = time.perf_counter()
+            wall, cpu = time.perf_counter(), time.process_time()
             fn()
             if round_ >= warmup:
-                times[name].append(time.perf_counter() - started)
-    return {name: float(np.median(samples)) for name, samples in times.items()}
+                times[name].append((time.perf_counter() - wall, time.process_time() - cpu))
+    return {name: tuple(np.median(samples, axis=0).tolist()) for name, samples in times.items()}
+
+
+def interleaved_medians(variants: dict[str, Callable[[], object]], repeats: int, warmup: int = 1) -> dict[str, float]:
+    """Median wall seconds of each variant, run in turns as :func:`interleaved_timings` does."""
+    return {name: wall for name, (wall, _) in interleaved_timings(variants, repeats, warmup).items()}
+
+
+def parse_repeats(description: str, default: int, argv=None) -> int:
+    """The ``--repeats N`` option every timing benchmark takes."""
+    parser = argparse.ArgumentParser(description=description.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=default, help=f"timed runs per variant (default {default})")
+    return parser.parse_args(argv).repeats
 
 
 def peak_bytes(fn: Callable[[], object]) -> int:
@@ -78,4 +96,6 @@ def machine() -> str:
 
 
 def header(title: str) -> None:
-    print(f"\n== {title}\n   machine: {machine()}", flush=True)
+    """The benchmark's title, the machine, and the load on it (other work on 2 cores skews every figure)."""
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\n== {title}\n   machine: {machine()}; load average {load} at start", flush=True)
