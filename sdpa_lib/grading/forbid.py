@@ -56,6 +56,16 @@ def unavailable(names: Iterable[str], student: Callable):
     Traceback (most recent call last):
     ...
     sdpa_lib.grading.errors.ForbiddenCallError: sdpa_lib.softmax is unavailable while your mine is graded: ...
+    >>> from sdpa_lib.applications import top_k
+    >>> def best(scores):
+    ...     return top_k(scores, 1)
+    >>> with unavailable(["applications.top_k"], best):  # doctest: +ELLIPSIS
+    ...     best([1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    sdpa_lib.grading.errors.ForbiddenCallError: sdpa_lib.applications.top_k is unavailable while your best is graded: ...
+    >>> best([1.0, 2.0]).tolist()  # restored on leaving the block
+    [1]
     """
     student_name = getattr(student, "__name__", "function")
     saved = []

@@ -241,7 +241,16 @@ def _vectors(answer, count: int, shape: tuple, names: str):
 
 
 def disagreeing_keys_problem(q, answer):
-    """Why ``(k1, k2)`` does not show dot ranking k1 first and cosine ranking k2 first (None if it does)."""
+    """Why ``(k1, k2)`` does not show dot ranking k1 first and cosine ranking k2 first (None if it does).
+
+    Examples
+    --------
+    >>> q = np.array([1.0, 0.0])
+    >>> disagreeing_keys_problem(q, (np.array([2.0, 5.0]), q)) is None
+    True
+    >>> disagreeing_keys_problem(q, (2 * q, q))[-27:]
+    'the other short but along q'
+    """
     keys = _vectors(answer, 2, np.shape(q), "k1, k2")
     if isinstance(keys, str):
         return keys
@@ -264,7 +273,16 @@ def disagreeing_keys_problem(q, answer):
 
 
 def misleading_values_problem(weights, answer):
-    """Why ``values`` does not make a lower-weighted token matter more than the top one (None if it does)."""
+    """Why ``values`` does not make a lower-weighted token matter more than the top one (None if it does).
+
+    Examples
+    --------
+    >>> weights = np.array([0.5, 0.3, 0.2])
+    >>> misleading_values_problem(weights, np.array([[0.6], [1.0], [0.0]])) is None  # v_top = o = 0.6
+    True
+    >>> misleading_values_problem(weights, np.eye(3))[:45]
+    'removing the token with the largest weight (0'
+    """
     weights = np.asarray(weights, dtype=float)
     values = np.asarray(answer, dtype=float) if isinstance(answer, (np.ndarray, list, tuple)) else None
     if values is None or values.ndim != 2 or values.shape[0] != weights.shape[0] or not np.all(np.isfinite(values)):
