@@ -1,6 +1,8 @@
 """Named mistakes for chapters 9-11: retrieval, next-token step, alignment; the seed's demo; misconceptions.
 
 Each ``compute`` takes the graded function's arguments and returns what that mistake outputs.
+Chapter 11's counterexamples have no single right answer: :func:`check_counterexample` grades
+them with a verdict that checks the property they must have and says what is missing.
 Shapes: ``queries (M, E)``, ``documents (N, E)``; ``x (L, D)``; weights ``(..., L, S)``.
 """
 from __future__ import annotations
