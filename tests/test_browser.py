@@ -24,10 +24,11 @@ if CHROMIUM is None and not browser_required():
     pytest.skip(MISSING_CHROMIUM, allow_module_level=True)  # one line for the whole file
 
 LOAD_SECONDS, RUN_SECONDS, REDRAW_SECONDS, VALIDATE_SECONDS = 60, 150, 30, 90
-# The toolbar's indicator says "idle" before the kernel exists; the status bar names the kernel once it does.
+# The toolbar's indicator says "idle" while the status bar still says "No Kernel | Initializing":
+# wait for both, so that Run All Cells is not sent to a kernel that does not exist yet.
 KERNEL_IDLE = """() => document.querySelector(".jp-Notebook-ExecutionIndicator[data-status='idle']") !== null
     && [...document.querySelectorAll('.jp-StatusBar-TextItem')]
-        .some(item => /^Python 3.* [|] Idle$/.test(item.textContent))"""
+        .some(item => /^(?!No Kernel).+ [|] Idle$/.test(item.textContent))"""
 STDERR = ".jp-Notebook .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"  # errors, warnings
 
 
