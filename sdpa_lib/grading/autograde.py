@@ -44,6 +44,8 @@ FAILURE_REASONS = (
     (r"NotJSONError|Notebook does not appear to be JSON|Unreadable Notebook|JSONDecodeError|ValidationError",
      "the notebook file cannot be read (it is not a valid notebook)"),
     (r"MemoryError|Cannot allocate memory", "grading ran out of memory (the memory limit)"),
+    (r"Missing grade cell", "test cells are missing and nbgrader could not put them back: the notebook is not "
+                            "the released one (start again from the release, keep its cells)"),
     (r"UnresponsiveKernelError|TimeoutError", "the kernel stopped responding"),
 )
 
@@ -215,12 +217,31 @@ def errors_outside_tests(course: Path, assignment: str, student: str) -> list[st
     return notes
 
 
-def restored_cells(log: str) -> list[str]:
-    """Test cells nbgrader put back from the gradebook: deleted ones, and edited ones (their checksum changed)."""
-    deleted = re.findall(r"Missing grade cell (\S+) encountered", log)
-    edited = re.findall(r"Attribute 'source' for cell (\S+) has changed", log)
-    return ([f"deleted test cell {name} was restored" for name in deleted]
-            + [f"edited cell {name} was restored to the original" for name in edited])
+HIDDEN_TESTS = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", re.S)
+
+
+def visible_lines(source: str) -> list[str]:
+    """A cell's non-blank lines outside its hidden tests: what a release shows of it."""
+    return [line.rstrip() for line in HIDDEN_TESTS.sub("", source).splitlines() if line.strip()]
+
+
+def tampered_cells(course: Path, assignment: str, student: str) -> list[str]:
+    """Locked cells (tests, context) that the submission deleted or edited; nbgrader grades the originals."""
+    from nbgrader.api import Gradebook
+    notes = []
+    with Gradebook(gradebook_url(course)) as gradebook:
+        for source_notebook in gradebook.find_assignment(assignment).notebooks:
+            path = course / "submitted" / student / assignment / f"{source_notebook.name}.ipynb"
+            submitted = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell.source
+                         for cell in nbformat.read(path, as_version=4).cells} if path.exists() else {}
+            tests = {cell.name for cell in source_notebook.grade_cells}
+            for cell in (c for c in source_notebook.source_cells if c.locked):
+                kind = "test cell" if cell.name in tests else "locked cell"
+                if cell.name not in submitted:
+                    notes.append(f"{kind} {cell.name} was deleted" + (" (restored for grading)" if kind == "test cell" else ""))
+                elif visible_lines(submitted[cell.name]) != visible_lines(cell.source):
+                    notes.append(f"{kind} {cell.name} was edited (graded as the original)")
+    return notes
 
 
 def failed_tests(course: Path, assignment: str, student: str, scores: dict) -> list[FailedTest]:
@@ -248,7 +269,7 @@ def grade_student(course: Path, assignment: str, student: str, limits: Limits = 
         forget_submission(course, assignment, student)  # leave no half-made submission to export as 0
         return StudentResult(student, assignment, UNGRADABLE, reason=failure_reason(status, output, limits))
     scores = submission_scores(course, assignment, student)
-    notes = restored_cells(output) + errors_outside_tests(course, assignment, student)
+    notes = tampered_cells(course, assignment, student) + errors_outside_tests(course, assignment, student)
     return StudentResult(student, assignment, GRADED, score=sum(s for s, _ in scores.values()),
                          max_score=sum(m for _, m in scores.values()), reason="; ".join(notes),
                          failed=failed_tests(course, assignment, student, scores), notes=notes)

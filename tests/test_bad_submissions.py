@@ -1,0 +1,273 @@
+"""Bad submissions graded by `sdpa-course grade`: grading finishes, the bad part scores 0 with a clear reason.
+
+One class of students, each bad in one way, is graded once by the command (one bounded
+process per student, memory capped low, a short per-cell timeout set in the course's
+configuration); each test reads one student's row of grades/<assignment>.csv and their
+grades in the gradebook.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+from exercise_harness import SOLUTIONS, cells_by_id, grades, make_course, read, release_folder
+
+from sdpa_lib.grading.autograde import GRADED, UNGRADABLE, Limits, grade_student
+
+ASSIGNMENT = "ch05_softmax"  # the smallest assignment: three functions, three test cells
+NOTEBOOK = f"{ASSIGNMENT}.ipynb"
+MEMORY_MB = 1500  # low enough that the memory hog meets it long before the machine does
+CELL_TIMEOUT = 10
+FIRST, SECOND, THIRD = "softmax", "softmax_jacobian", "softmax_backward"  # solution cells, in order
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("bad_submissions"),
+              pytest.mark.skipif(not (SOLUTIONS / ASSIGNMENT).is_dir(), reason=f"no solutions/{ASSIGNMENT} yet")]
+
+# A submission-local sdpa_lib.py that would turn every check into a pass if it were importable at grading.
+SHADOW_MODULE = textwrap.dedent('''\
+    import sys, types
+    __path__ = []
+    grading = types.ModuleType("sdpa_lib.grading")
+    grading.check_against_reference = lambda *args, **kwargs: 1
+    grading.grading_rng = lambda seed=None: __import__("numpy").random.default_rng(0)
+    grading.seed_of = lambda rng: 0
+    catalogue = types.ModuleType("sdpa_lib.grading.catalogue")
+    softmax_catalogue = types.ModuleType("sdpa_lib.grading.catalogue.softmax")
+    softmax_catalogue.SOFTMAX_MISTAKES = softmax_catalogue.JACOBIAN_MISTAKES = softmax_catalogue.BACKWARD_MISTAKES = ()
+    sys.modules.update({"sdpa_lib.grading": grading, "sdpa_lib.grading.catalogue": catalogue,
+                        "sdpa_lib.grading.catalogue.softmax": softmax_catalogue})
+''')
+
+
+def edited(notebook, grade_id: str, source: str):
+    """A copy of ``notebook`` with the source of cell ``grade_id`` replaced."""
+    notebook = nbformat.from_dict(notebook)
+    cells_by_id(notebook)[grade_id].source = source
+    return notebook
+
+
+def prefixed(notebook, grade_id: str, code: str):
+    """A copy with ``code`` run at the top of cell ``grade_id``."""
+    return edited(notebook, grade_id, f"{code}\n{cells_by_id(notebook)[grade_id].source}")
+
+
+def tampered(release, solution):
+    """The blank release with one test cell rewritten to pass and another deleted; the third function solved."""
+    notebook = edited(release, f"test_{FIRST}", 'print("all good")')
+    notebook = edited(notebook, THIRD, cells_by_id(solution)[THIRD].source)
+    notebook.cells = [cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade_id")
+                      != f"test_{SECOND}"]
+    return notebook
+
+
+def with_first_cell_raising(solution):
+    notebook = prefixed(solution, FIRST, 'raise RuntimeError("I was not finished")')
+    notebook.cells.insert(0, nbformat.v4.new_code_cell("1 / 0"))
+    return notebook
+
+
+def filled_in(release, solution):
+    """The release (visible tests only, as students get it) with every solution cell answered."""
+    notebook = nbformat.from_dict(release)
+    for grade_id, cell in cells_by_id(solution).items():
+        if cell.metadata.nbgrader.get("solution"):
+            cells_by_id(notebook)[grade_id].source = cell.source
+    return notebook
+
+
+SUBMISSIONS = {
+    "honest": lambda s, r: filled_in(r, s),
+    "regraded": lambda s, r: s,  # graded again in a test after its submission changes
+    "infinite_loop": lambda s, r: edited(s, FIRST, "while True:\n    pass"),
+    "first_cell_raises": lambda s, r: with_first_cell_raising(s),
+    "huge_output": lambda s, r: prefixed(s, FIRST, 'print(("x" * 99 + "\\n") * 60_000)  # 6 MB'),
+    "tampered": lambda s, r: tampered(r, s),
+    "memory_hog": lambda s, r: prefixed(s, FIRST, "hog = np.ones(2**29)  # 4 GiB"),
+    "memory_leak": lambda s, r: prefixed(s, FIRST, "leak = []\nwhile True:\n    leak.append(np.ones(10**7))"),
+    "kernel_exit": lambda s, r: edited(s, FIRST, "import os\nos._exit(3)"),
+    "calls_reference": lambda s, r: edited(s, FIRST, "def softmax(x, axis=-1):\n    import sdpa_lib\n"
+                                                     "    return sdpa_lib.softmax(x, axis=axis)"),
+    "shadow_module": lambda s, r: r,  # plus sdpa_lib.py, below
+    "reseeds": lambda s, r: prefixed(s, FIRST, "import random\nrandom.seed(0)\nnp.random.seed(0)"),
+    "patches_rng": lambda s, r: prefixed(s, FIRST, "_rng = np.random.default_rng\n"
+                                                   "np.random.default_rng = lambda seed=None: _rng(0)"),
+    "other_notebook": lambda s, r: nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]),
+    "patches_allclose": lambda s, r: edited(s, FIRST, "np.allclose = lambda *args, **kwargs: True\n"
+                                                      "def softmax(x, axis=-1):\n    return x"),
+}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    course = make_course(tmp_path_factory.mktemp("bad"), ASSIGNMENT)
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write(f"\nc.Execute.timeout = {CELL_TIMEOUT}  # the test's short per-cell timeout\n")
+    solution, release = read(SOLUTIONS / ASSIGNMENT / NOTEBOOK), read(release_folder(course, ASSIGNMENT) / NOTEBOOK)
+    for student, build in SUBMISSIONS.items():
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(build(solution, release), folder / NOTEBOOK)
+    (course / "submitted" / "shadow_module" / ASSIGNMENT / "sdpa_lib.py").write_text(SHADOW_MODULE)
+    unreadable = course / "submitted" / "unreadable" / ASSIGNMENT
+    unreadable.mkdir(parents=True)
+    (unreadable / NOTEBOOK).write_text('{"cells": [ this is not json')
+    return course
+
+
+@pytest.fixture(scope="module")
+def graded(course) -> subprocess.CompletedProcess:
+    """`sdpa-course grade` over the whole class, once."""
+    return subprocess.run([sys.executable, "-m", "sdpa_lib.course_cli", "grade", ASSIGNMENT, "--course", str(course),
+                           f"--memory-mb={MEMORY_MB}", "--timeout=300"], capture_output=True, text=True,
+                          env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+
+
+@pytest.fixture(scope="module")
+def rows(course, graded) -> dict[str, dict]:
+    path = course / "grades" / f"{ASSIGNMENT}.csv"
+    assert path.exists(), f"sdpa-course grade wrote no {path}:\n{graded.stdout}\n{graded.stderr}"
+    with open(path) as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+def points(course: Path, student: str) -> dict[str, float]:
+    """``{test grade_id: score}`` of the student's autograded notebook."""
+    return {name: score for name, (score, _, kind) in grades(course, ASSIGNMENT, student, ASSIGNMENT).items()
+            if kind == "code"}
+
+
+def full(course: Path) -> dict[str, float]:
+    """The points of every test cell of the assignment, from the honest student's grades."""
+    return {name: max_score for name, (_, max_score, kind) in grades(course, ASSIGNMENT, "honest", ASSIGNMENT).items()
+            if kind == "code"}
+
+
+def test_every_student_gets_a_row_and_the_command_reports_the_ungradable(graded, rows):
+    """Does one command grade the whole class, a row each, however bad some submissions are?"""
+    assert set(rows) == {*SUBMISSIONS, "unreadable"}, graded.stdout + graded.stderr
+    assert graded.returncode == 1, "some submissions were ungradable: the exit status must say so"
+    assert "kernel_exit" in graded.stdout and "unreadable" in graded.stdout
+
+
+def test_honest_and_reseeding_students_get_full_marks(course, rows):
+    """Is a correct submission graded in full, and does calling np.random.seed change nothing?"""
+    for student in ("honest", "reseeds"):
+        assert rows[student]["status"] == GRADED and float(rows[student]["score"]) == float(rows[student]["max_score"])
+    assert points(course, "reseeds") == full(course)
+
+
+@pytest.mark.parametrize("student, reason", [
+    ("infinite_loop", "CellTimeoutError"),
+    ("first_cell_raises", "RuntimeError: I was not finished"),
+    ("memory_hog", "MemoryError"),
+])
+def test_a_cell_that_fails_costs_only_its_own_test(course, rows, student, reason):
+    """A loop stopped by the cell timeout, an exception, the memory cap: only the first function's test is lost."""
+    assert rows[student]["status"] == GRADED
+    assert reason in rows[student]["reason"], rows[student]
+    assert points(course, student) == {**full(course), f"test_{FIRST}": 0}
+    assert rows[student]["failed_tests"] == f"test_{FIRST}"
+
+
+def test_a_memory_leak_is_stopped_with_a_reason(rows):
+    """Memory that grows without end meets the cap: the cell fails with MemoryError, or the kernel dies of it."""
+    assert "MemoryError" in rows["memory_leak"]["reason"] or "memory limit" in rows["memory_leak"]["reason"]
+
+
+def test_honest_submissions_report_nothing_wrong(rows):
+    """No false alarms: a correct submission (the release filled in) has no reason, no failed test."""
+    assert (rows["honest"]["reason"], rows["honest"]["failed_tests"]) == ("", "")
+
+
+def test_megabytes_of_output_are_cut_and_graded(course, rows):
+    """Does 6 MB of printing leave grading and the autograded notebook small?"""
+    assert rows["huge_output"]["status"] == GRADED and points(course, "huge_output") == full(course)
+    autograded = course / "autograded" / "huge_output" / ASSIGNMENT / NOTEBOOK
+    assert autograded.stat().st_size < 500_000, f"{autograded.stat().st_size} bytes"
+
+
+def test_edited_and_deleted_test_cells_are_restored(course, rows):
+    """A test cell rewritten to pass and one deleted: both are put back from the gradebook and score 0."""
+    assert points(course, "tampered") == {**full(course), f"test_{FIRST}": 0, f"test_{SECOND}": 0}
+    reason = rows["tampered"]["reason"]
+    assert f"test cell test_{SECOND} was deleted (restored for grading)" in reason
+    assert f"test cell test_{FIRST} was edited (graded as the original)" in reason
+    restored = cells_by_id(read(course / "autograded" / "tampered" / ASSIGNMENT / NOTEBOOK))
+    assert 'print("all good")' not in restored[f"test_{FIRST}"].source and f"test_{SECOND}" in restored
+
+
+@pytest.mark.parametrize("student, reason", [
+    ("kernel_exit", "the kernel died"),
+    ("unreadable", "cannot be read"),
+    ("other_notebook", "test cells are missing"),
+])
+def test_ungradable_submissions_are_named_with_a_reason_not_a_zero(course, rows, student, reason):
+    """A kernel that exits, a file that is not a notebook, another notebook: ungradable, a reason, no score at all."""
+    assert rows[student]["status"] == UNGRADABLE and reason in rows[student]["reason"]
+    assert rows[student]["score"] == ""
+
+
+def test_calling_the_reference_scores_zero_with_the_reason(course, rows):
+    """A softmax that calls sdpa_lib.softmax loses that test, and the feedback says why."""
+    assert points(course, "calls_reference") == {**full(course), f"test_{FIRST}": 0}
+    feedback = (course / "feedback" / "calls_reference" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "ForbiddenCallError" in feedback and "unavailable while your softmax is graded" in feedback
+
+
+def test_a_shipped_sdpa_lib_cannot_shadow_the_reference(course, rows):
+    """A blank notebook with its own sdpa_lib.py (every check a pass) still scores 0: the file is not used."""
+    assert float(rows["shadow_module"]["score"]) == 0
+    assert not (course / "autograded" / "shadow_module" / ASSIGNMENT / "sdpa_lib.py").exists()
+
+
+@pytest.mark.parametrize("student, replaced", [("patches_rng", "numpy.random.default_rng"),
+                                               ("patches_allclose", "numpy.allclose")])
+def test_monkeypatched_numpy_is_refused(course, rows, student, replaced):
+    """Replacing a numpy function the checks rely on scores 0 on every test, naming the function."""
+    assert set(points(course, student).values()) == {0}
+    feedback = (course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert f"{replaced} was replaced by code in the submission" in feedback
+
+
+def test_regrading_starts_from_clean_scores(course, rows):
+    """After the submission changes, the old full marks are gone: blank scores 0, unreadable has no grade left."""
+    from nbgrader.api import Gradebook, MissingEntry
+    folder = course / "submitted" / "regraded" / ASSIGNMENT
+    assert float(rows["regraded"]["score"]) == float(rows["regraded"]["max_score"])
+    nbformat.write(read(release_folder(course, ASSIGNMENT) / NOTEBOOK), folder / NOTEBOOK)
+    assert grade_student(course, ASSIGNMENT, "regraded", Limits(memory_mb=MEMORY_MB, timeout=300)).score == 0
+    (folder / NOTEBOOK).write_text("not a notebook")
+    assert grade_student(course, ASSIGNMENT, "regraded", Limits(memory_mb=MEMORY_MB, timeout=300)).status == UNGRADABLE
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook, pytest.raises(MissingEntry):
+        gradebook.find_submission(ASSIGNMENT, "regraded")
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Processes whose working folder is inside ``folder`` (a kernel runs in the autograded folder)."""
+    found = []
+    for cwd in Path("/proc").glob("[0-9]*/cwd"):
+        try:
+            if str(cwd.resolve()).startswith(str(folder)):
+                found.append(int(cwd.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_the_wall_clock_timeout_stops_grading_and_its_kernel(course, rows):
+    """A notebook slower than the time allowed (cells each under the cell timeout) is stopped, kernel and all."""
+    naps = read(SOLUTIONS / ASSIGNMENT / NOTEBOOK)
+    for grade_id in (FIRST, SECOND, THIRD):
+        naps = prefixed(naps, grade_id, "import time\ntime.sleep(8)")
+    folder = course / "submitted" / "sleeper" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    nbformat.write(naps, folder / NOTEBOOK)
+    result = grade_student(course, ASSIGNMENT, "sleeper", Limits(memory_mb=MEMORY_MB, timeout=20))
+    assert result.status == UNGRADABLE and "longer than 20 s" in result.reason
+    assert processes_in(course) == []
