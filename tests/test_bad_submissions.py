@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from exercise_harness import SOLUTIONS, cells_by_id, grades, make_course, read, release_folder
+from nbrun import execute_notebook
 
 from sdpa_lib.grading.autograde import GRADED, UNGRADABLE, Limits, grade_student
 
@@ -33,6 +35,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("bad_submissions"),
 SHADOW_MODULE = textwrap.dedent('''\
     import sys, types
     __path__ = []
+    softmax = softmax_jacobian = softmax_backward = None
     grading = types.ModuleType("sdpa_lib.grading")
     grading.check_against_reference = lambda *args, **kwargs: 1
     grading.grading_rng = lambda seed=None: __import__("numpy").random.default_rng(0)
@@ -220,10 +223,17 @@ def test_calling_the_reference_scores_zero_with_the_reason(course, rows):
     assert "ForbiddenCallError" in feedback and "unavailable while your softmax is graded" in feedback
 
 
-def test_a_shipped_sdpa_lib_cannot_shadow_the_reference(course, rows):
-    """A blank notebook with its own sdpa_lib.py (every check a pass) still scores 0: the file is not used."""
+def test_a_shipped_sdpa_lib_cannot_shadow_the_reference(course, rows, tmp_path):
+    """A blank notebook with its own sdpa_lib.py still scores 0: the file is not used.
+
+    The control: run beside the notebook, that sdpa_lib.py does make every test cell pass.
+    """
     assert float(rows["shadow_module"]["score"]) == 0
     assert not (course / "autograded" / "shadow_module" / ASSIGNMENT / "sdpa_lib.py").exists()
+    shutil.copytree(course / "submitted" / "shadow_module" / ASSIGNMENT, tmp_path, dirs_exist_ok=True)
+    cheated, _ = execute_notebook(tmp_path / NOTEBOOK, allow_errors=True)
+    assert [cell for cell in cheated.cells if cell.metadata.get("nbgrader", {}).get("grade")
+            and any(output.output_type == "error" for output in cell.outputs)] == []
 
 
 @pytest.mark.parametrize("student, replaced", [("patches_rng", "numpy.random.default_rng"),
