@@ -159,14 +159,19 @@ def attention_weights(query, key, attn_mask=None, *, is_causal: bool = False, sc
 
 def _dropout(weights: np.ndarray, dropout_p: float, rng) -> np.ndarray:
     """Zero each weight with probability ``dropout_p`` and rescale the rest by ``1/(1-p)``."""
-    rng = np.random.default_rng() if rng is None else rng
     keep = rng.random(weights.shape) >= dropout_p
     return np.where(keep, weights / weights.dtype.type(1.0 - dropout_p), weights.dtype.type(0))
 
 
-def _check_dropout(dropout_p) -> None:
-    if not (np.isscalar(dropout_p) and 0.0 <= dropout_p < 1.0):
-        raise ValueError(f"dropout_p must lie in [0, 1); got {dropout_p!r}")
+def _check_dropout(dropout_p, rng) -> np.random.Generator | None:
+    """Validate ``dropout_p`` and return the generator to draw the dropout pattern from."""
+    if isinstance(dropout_p, bool) or not isinstance(dropout_p, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must be a number in [0, 1); got {dropout_p!r}")
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator such as np.random.default_rng(0), or None; "
+                        f"got {type(rng).__name__}")
+    return np.random.default_rng() if rng is None and dropout_p > 0 else rng
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, *, dropout_p: float = 0.0,
@@ -223,7 +228,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, *, dropout_p
     >>> out.shape, w.sum(axis=-1)
     ((1, 1), array([1.]))
     """
-    _check_dropout(dropout_p)
+    rng = _check_dropout(dropout_p, rng)
     query, key, value = _inputs(query, key, value)
     check_batch_broadcast(("query", query.shape[:-2]), ("value", value.shape[:-2]))
     if not return_weights and dropout_p == 0:
@@ -277,12 +282,12 @@ def scaled_dot_product_attention_backward(query, key, value, grad_output, attn_m
     """
     query, key, value = _inputs(query, key, value)
     grad_output = as_float_array(grad_output, "grad_output", min_ndim=2, legend="(..., L, Ev)")
-    expected = (query.shape[-2], value.shape[-1])
-    if grad_output.shape[-2:] != expected:
-        raise ValueError(f"grad_output must have shape (..., L, Ev) = (..., {expected[0]}, {expected[1]}); "
-                         f"got grad_output.shape={grad_output.shape}")
     factor = default_scale(query.shape[-1]) if scale is None else scale
     weights = attention_weights(query, key, attn_mask, is_causal=is_causal, scale=scale)  # (..., L, S)
+    output_shape = (*np.broadcast_shapes(weights.shape[:-2], value.shape[:-2]), query.shape[-2], value.shape[-1])
+    if grad_output.shape != output_shape:
+        raise ValueError(f"grad_output must have the output's shape (..., L, Ev) = {output_shape}; "
+                         f"got grad_output.shape={grad_output.shape}")
     grad_value = np.swapaxes(weights, -1, -2) @ grad_output  # (..., S, L) @ (..., L, Ev) -> (..., S, Ev)
     grad_weights = grad_output @ np.swapaxes(value, -1, -2)  # (..., L, Ev) @ (..., Ev, S) -> (..., L, S)
     grad_scores = weights * (grad_weights - np.sum(grad_weights * weights, axis=-1, keepdims=True))

@@ -69,11 +69,25 @@ def test_attention_entry_points_refuse_bad_input(function, args, kwargs, error, 
         function(*args, **kwargs)
 
 
-@pytest.mark.parametrize("dropout_p", [-0.1, 1.0, 1.5, float("nan"), None])
+@pytest.mark.parametrize("dropout_p", [-0.1, 1.0, 1.5, float("nan"), None, "0.1", True])
 def test_dropout_p_outside_unit_interval(dropout_p):
-    """dropout_p must lie in [0, 1): 1 would drop everything and divide by 0."""
-    with pytest.raises(ValueError, match=r"dropout_p must lie in \[0, 1\); got"):
+    """dropout_p must be a number in [0, 1): 1 would drop everything and divide by 0."""
+    with pytest.raises(ValueError, match=r"dropout_p must be a number in \[0, 1\); got"):
         scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
+
+
+@pytest.mark.parametrize("rng", [3, "seed", np.random.RandomState(0)])
+def test_rng_that_is_not_a_generator(rng):
+    """rng must be a numpy Generator: an int seed or a legacy RandomState is refused by name."""
+    with pytest.raises(TypeError, match=r"rng must be a numpy Generator .*; got (int|str|RandomState)"):
+        scaled_dot_product_attention(q, k, v, dropout_p=0.1, rng=rng)
+
+
+def test_backward_grad_output_with_extra_batch_axes():
+    """A grad_output with batch axes the output doesn't have is refused, not silently summed away."""
+    with pytest.raises(ValueError, match=r"grad_output must have the output's shape \(\.\.\., L, Ev\) = \(5, 6\); "
+                                         r"got grad_output.shape=\(3, 5, 6\)"):
+        scaled_dot_product_attention_backward(q, k, v, np.ones((3, L, Ev)))
 
 
 @pytest.mark.parametrize("block_size", [0, -3, 2.5, True, "8", None])
@@ -131,7 +145,7 @@ OTHER_CASES = {
     "entropy of integers": (lambda: entropy(np.ones(3, int)), TypeError, r"p must have dtype float32 or float64"),
     # backward and complexity
     "backward grad_output shape": (lambda: scaled_dot_product_attention_backward(q, k, v, np.ones((L, Ev + 1))), ValueError,
-                                   r"grad_output must have shape \(\.\.\., L, Ev\) = \(\.\.\., 5, 6\); got grad_output.shape=\(5, 7\)"),
+                                   r"grad_output must have the output's shape \(\.\.\., L, Ev\) = \(5, 6\); got grad_output.shape=\(5, 7\)"),
     "flops of zero length": (lambda: attention_flops(0, S, E, Ev), ValueError, r"L must be a positive integer; got 0"),
     "memory of a negative batch": (lambda: attention_memory_bytes(L, S, E, Ev, batch=-1), ValueError,
                                    r"batch must be a positive integer; got -1"),
