@@ -31,7 +31,7 @@ import nbformat
 
 from .chapters import CHAPTERS, Chapter, chapter
 from .grading.autograde import (GRADED, Limits, StudentResult, export_grades, generate_class_feedback, grade_class,
-                                grade_student, run_nbgrader, write_status_csv)
+                                grade_student, has_assignment, run_nbgrader, write_status_csv)
 
 SCORES_ENV = "SDPA_COURSE_SCORES"  # where `check` remembers the last scores (default: the user data dir)
 LEARNER = "learner"  # the student id of the self-learner in the temporary course
@@ -84,6 +84,10 @@ def save_scores(results: list[StudentResult]) -> None:
 def grade(args: argparse.Namespace) -> int:
     course = Path(args.course).resolve() if args.course else find_course()
     limits = Limits(memory_mb=args.memory_mb, timeout=args.timeout)
+    if not has_assignment(course, args.assignment):
+        print(f"sdpa-course: {args.assignment} is not in {course / 'gradebook.db'}: run `nbgrader generate_assignment "
+              f"{args.assignment}` in {course} first (it records the tests that grading restores)", file=sys.stderr)
+        return 2
     results = grade_class(course, args.assignment, limits)
     if not results:
         print(f"no submissions in {course / 'submitted'}/*/{args.assignment}")

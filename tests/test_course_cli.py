@@ -100,6 +100,12 @@ def test_check_rejects_an_unknown_chapter(learner):
     assert done.returncode != 0 and "no chapter '99'" in done.stderr
 
 
+def test_grade_refuses_an_assignment_missing_from_the_gradebook(learner):
+    """Grading before generate_assignment would fail every student; the command says what to run instead."""
+    done = sdpa_course(learner, "grade", ASSIGNMENT)
+    assert done.returncode == 2 and f"nbgrader generate_assignment {ASSIGNMENT}" in done.stderr
+
+
 def test_validate_button_backend(learner, tmp_path):
     """`nbgrader validate` (what the Validate button runs) fails on the unfinished exercise and passes once solved."""
     def validate(path: Path) -> str:

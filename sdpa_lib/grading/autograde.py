@@ -188,6 +188,19 @@ def forget_submission(course: Path, assignment: str, student: str) -> None:
             pass
 
 
+def has_assignment(course: Path, assignment: str) -> bool:
+    """True if ``nbgrader generate_assignment`` has recorded the assignment (its tests) in the course's gradebook."""
+    from nbgrader.api import Gradebook, MissingEntry
+    if not (Path(course) / "gradebook.db").exists():
+        return False
+    with Gradebook(gradebook_url(Path(course))) as gradebook:
+        try:
+            gradebook.find_assignment(assignment)
+            return True
+        except MissingEntry:
+            return False
+
+
 def submission_scores(course: Path, assignment: str, student: str) -> dict[tuple[str, str], tuple[float, float]]:
     """``{(notebook, grade_id): (score, max_score)}`` of the student's graded submission."""
     from nbgrader.api import Gradebook
