@@ -1,4 +1,26 @@
+import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+KERNEL_SOCKETS_ENV = "SDPA_KERNEL_SOCKETS"
+
+
+def pytest_configure(config):
+    """Kernels started by the tests talk over Unix sockets in a folder of this process, not TCP ports.
+
+    Test workers that start kernels at the same moment otherwise race for the same free
+    port and a kernel dies with "Address already in use" (jupyter_client picks ports by
+    binding and releasing them).  JUPYTER_CONFIG_PATH reaches every Jupyter app the tests
+    start (nbgrader, JupyterLab); tests/nbrun.py hands the same setting to nbclient.
+    """
+    if os.name != "posix":
+        return
+    folder = tempfile.mkdtemp(prefix="sdpa-k-")
+    settings = {"KernelManager": {"transport": "ipc", "ip": os.path.join(folder, "k")}}
+    Path(folder, "jupyter_config.json").write_text(json.dumps(settings))
+    os.environ[KERNEL_SOCKETS_ENV] = folder
+    os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(filter(None, [folder, os.environ.get("JUPYTER_CONFIG_PATH")]))

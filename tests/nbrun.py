@@ -1,6 +1,7 @@
 """Run a notebook headless the way the tests and benchmarks do (nbclient, no front end)."""
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -8,12 +9,19 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from traitlets.config import Config
 
 ROOT = Path(__file__).resolve().parents[1]
 # Headless: static figures instead of widgets; the quiz's wrong-answer book goes to a scratch file,
 # never the learner's own.
 HEADLESS_ENV = {"SDPA_HEADLESS": "1", "MPLBACKEND": "Agg",
                 "SDPA_QUIZ_STORE": os.path.join(tempfile.gettempdir(), "sdpa-notebook-tests-quiz.json")}
+
+
+def kernel_config() -> Config:
+    """The kernel transport chosen by tests/conftest.py (Unix sockets), or the default outside pytest."""
+    folder = os.environ.get("SDPA_KERNEL_SOCKETS")
+    return Config(json.loads(Path(folder, "jupyter_config.json").read_text())) if folder else Config()
 
 
 def execute_notebook(path: Path, *, timeout: int = 300, allow_errors: bool = False):
@@ -25,7 +33,7 @@ def execute_notebook(path: Path, *, timeout: int = 300, allow_errors: bool = Fal
     notebook = nbformat.read(path, as_version=4)
     os.environ.update(HEADLESS_ENV)  # inherited by the kernel started below
     client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                            resources={"metadata": {"path": str(path.parent)}})
+                            resources={"metadata": {"path": str(path.parent)}}, config=kernel_config())
     started = time.perf_counter()
     client.execute()
     return notebook, time.perf_counter() - started
