@@ -3,19 +3,19 @@
 Every function works on any assignment folder in solutions/, so a new chapter is tested
 as soon as it exists.  A course is a temporary directory holding a copy of the
 repository's nbgrader_config.py (with CourseDirectory.root pointing at it) and of one
-solutions/<assignment> folder; nbgrader runs as ``sys.executable -m nbgrader``.
+solutions/<assignment> folder; nbgrader runs in this process through its Python API.
 """
 from __future__ import annotations
 
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
 from buggy import Bug
+from nbrun import HEADLESS_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
@@ -51,15 +51,22 @@ def cells_by_id(notebook) -> dict:
 
 # --- running nbgrader ---------------------------------------------------------------------------
 
-def nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
-    """Run ``nbgrader <args>`` in ``course``; fail with its output if it exits non-zero."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "SDPA_HEADLESS": "1", "MPLBACKEND": "Agg"}
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=WARN"], cwd=course, env=env,
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise AssertionError(f"nbgrader {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
-    return done
+def nbgrader_api(course: Path):
+    """nbgrader's Python API configured by the course's nbgrader_config.py (one process, no CLI start-up)."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+    venv_bin = str(Path(sys.executable).parent)  # nbgrader runs `alembic` by name to create the gradebook
+    if venv_bin not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}"
+    os.environ.update(HEADLESS_ENV)  # inherited by the kernels autograde starts
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+def succeeded(result: dict, what: str) -> None:
+    if not result["success"]:
+        raise AssertionError(f"nbgrader {what} failed:\n{result.get('error', '')}\n{result.get('log', '')}")
 
 
 def make_course(directory: Path, assignment: str) -> Path:
@@ -67,7 +74,7 @@ def make_course(directory: Path, assignment: str) -> Path:
     config = (ROOT / "nbgrader_config.py").read_text()
     (directory / "nbgrader_config.py").write_text(f"{config}\nc.CourseDirectory.root = {str(directory)!r}\n")
     shutil.copytree(SOLUTIONS / assignment, directory / "solutions" / assignment)
-    nbgrader(directory, "generate_assignment", assignment, "--force")
+    succeeded(nbgrader_api(directory).generate_assignment(assignment, force=True), f"generate_assignment {assignment}")
     return directory
 
 
@@ -86,7 +93,7 @@ def submit(course: Path, assignment: str, student: str, submission: dict) -> Non
 
 def autograde(course: Path, assignment: str) -> None:
     """Autograde every submitted student of the assignment in one nbgrader run."""
-    nbgrader(course, "autograde", assignment, "--force", "--Autograde.create_student=True")
+    succeeded(nbgrader_api(course).autograde(assignment, "*", force=True, create=True), f"autograde {assignment}")
 
 
 # --- comparing releases, finding leaks -------------------------------------------------------------
