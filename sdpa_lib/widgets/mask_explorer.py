@@ -11,8 +11,7 @@ import numpy as np
 
 from ..attention import attention_weights
 from ..masks import causal_mask, combine_masks, padding_mask
-from ..plots import annotated_heatmap
-from ._base import show_explorer
+from ._base import FigureView, Heatmap, show_explorer, view_of
 
 MASK_KINDS = ("none", "padding", "causal", "padding+causal")
 PADDING_SIDES = ("right", "left")
@@ -82,26 +81,61 @@ def mask_explorer_state(kind: str = "padding", lengths=(5, 3), L: int = 5, S: in
             "attended": attended, "fully_masked": attended == 0}
 
 
-def draw_mask_explorer(kind: str = "padding", length_a: int = 5, length_b: int = 3, L: int = 5, S: int = 5,
-                       side: str = "right"):
-    """For each of two sequences: its mask (1 = may attend) above its attention weights.
+MAX_LENGTH = 8  # the explorer's sliders stop at L = S = 8: the figure is built once for that size
 
-    Fully masked rows are marked in red on the right.  Returns the matplotlib Figure.
+
+class _MaskView(FigureView):
+    """Two sequences' mask and weight panels, built once for up to ``MAX_LENGTH`` x ``MAX_LENGTH`` cells.
+
+    The mask panels are coloured, not numbered (green = 1, may attend); the weights carry
+    their values, greyed where masked (the weight there is exactly 0), and each fully
+    masked row a red note on the right.
+    """
+
+    def __init__(self, figure, key, size: int):
+        axes = figure.subplots(2, 2, sharex=True, sharey=True)
+        for ax in axes[0]:
+            ax.tick_params(labelbottom=True)  # keys under the masks too; queries only on the left
+        self.masks = [Heatmap(axes[0, b], size, size, cmap="Greens", vmin=0, vmax=1, annotate=False) for b in range(2)]
+        self.weights = [Heatmap(axes[1, b], size, size, vmin=0, vmax=1) for b in range(2)]
+        self.notes = [[axes[1, b].text(0, i, "", color="red", fontsize=7, va="center") for i in range(size)]
+                      for b in range(2)]
+        self.title = figure.suptitle("", fontsize=10)
+        figure.subplots_adjust(left=0.08, right=0.85, bottom=0.06, top=0.9, hspace=0.3, wspace=0.5)
+        # Ticks and limits follow L and S only (the background key); values, titles and notes every change.
+        self.dynamic = [*(artist for heatmap in self.masks + self.weights for artist in heatmap.artists),
+                        *(heatmap.ax.title for heatmap in self.masks),
+                        *(note for row in self.notes for note in row), self.title]
+
+    def update(self, state: dict) -> None:
+        B, L, S = state["mask"].shape
+        self.background_key = (L, S)
+        rows, keys = [f"q{i}" for i in range(L)], [f"k{j}" for j in range(S)]
+        for b in range(B):
+            self.masks[b].update(state["mask"][b].astype(float), row_labels=rows, col_labels=keys,
+                                 title=f"seq {b} (length {state['lengths'][b]}): mask, green = 1")
+            self.weights[b].update(state["weights"][b], title="weights, grey = masked (exactly 0)", row_labels=rows,
+                                   col_labels=keys, blank=~state["mask"][b])
+            for i, note in enumerate(self.notes[b]):
+                note.set_visible(i < L and bool(state["fully_masked"][b, i]))
+                note.set_text(" fully masked: zeros")
+                note.set_x(S - 0.4)
+        self.title.set_text(f"{state['kind']} mask, {state['side']} padding: True = may attend")
+
+
+def draw_mask_explorer(kind: str = "padding", length_a: int = 5, length_b: int = 3, L: int = 5, S: int = 5,
+                       side: str = "right", *, figure=None):
+    """For each of two sequences: its mask (green = 1 = may attend) above its attention weights.
+
+    Masked weights are grey (they are exactly 0); fully masked rows are marked in red on the right.  ``figure``: None draws a new pyplot
+    figure; a figure this function drew before is updated in place (L and S up to
+    ``MAX_LENGTH`` share one layout).  Returns the matplotlib Figure.
     """
     state = mask_explorer_state(kind, (min(length_a, S), min(length_b, S)), L, S, side=side)
-    figure, axes = plt.subplots(2, 2, figsize=(2.4 + 1.1 * S, 2 + 1.3 * L), squeeze=False)
-    keys = [f"k{j}" for j in range(S)]
-    for b in range(2):
-        rows = [f"q{i}" for i in range(L)]
-        annotated_heatmap(state["mask"][b].astype(float), axes[0, b], fmt="{:.0f}", cmap="Greens", vmin=0, vmax=1,
-                          title=f"seq {b} (length {state['lengths'][b]}): mask", row_labels=rows, col_labels=keys)
-        annotated_heatmap(state["weights"][b], axes[1, b], vmin=0, vmax=1,
-                          title="weights", row_labels=rows, col_labels=keys)
-        for i in np.flatnonzero(state["fully_masked"][b]):
-            axes[1, b].text(S - 0.4, i, " fully masked: zeros", color="red", fontsize=7, va="center")
-    figure.suptitle(f"{kind} mask, {side} padding: True = may attend", fontsize=10)
-    figure.subplots_adjust(left=0.1, right=0.85, bottom=0.06, top=0.9, hspace=0.3, wspace=0.35)  # not tight_layout: 5x faster
-    return figure
+    size = max(MAX_LENGTH, L, S)
+    view = view_of(figure, _MaskView, size, (2.4 + 0.75 * size, 2 + 0.75 * size), size)
+    view.update(state)
+    return view.figure
 
 
 def mask_explorer():
@@ -109,7 +143,7 @@ def mask_explorer():
     import ipywidgets as widgets
 
     def slider(name, value):
-        return widgets.IntSlider(value=value, min=0 if "length" in name else 1, max=8, description=name,
+        return widgets.IntSlider(value=value, min=0 if "length" in name else 1, max=MAX_LENGTH, description=name,
                                  continuous_update=False)
 
     controls = {"kind": widgets.Dropdown(options=MASK_KINDS, value="padding+causal", description="kind"),

@@ -8,14 +8,14 @@ puts a step slider in front of it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..plots import annotated_heatmap
 from ..scores import dot_product_scores, project_qkv
 from ..softmax import softmax
-from ._base import show_explorer
+from ._base import FigureView, Heatmap, show_explorer, view_of
 
 TOKENS = ("I", "love", "Beijing")
 # The seed's three word vectors for "我 爱 北京" (I love Beijing): one row per token, D = 4 features.
@@ -104,25 +104,47 @@ def _panels(state: PipelineState, step: int) -> list[tuple[str, np.ndarray, list
     }[step]
 
 
-def draw_pipeline_step(step: int = 0, *, d_k: int = 2, d_v: int = 4, seed: int = 0) -> plt.Figure:
+class _PipelineView(FigureView):
+    """One step's panels (key: step and the panels' shapes): a heatmap each, the row sums under step 4's weights."""
+
+    def __init__(self, figure, key, panels):
+        step = key[0]
+        axes = figure.subplots(1, len(panels), squeeze=False)[0]
+        self.heatmaps = [Heatmap(ax, *matrix.shape, cmap="magma" if title.startswith("weights") else "viridis")
+                         for ax, (title, matrix, _, _) in zip(axes, panels)]
+        self.row_sums = axes[-1].text(0.5, -0.2, "", transform=axes[-1].transAxes, ha="center", va="top", fontsize=8)
+        self.row_sums.set_visible(step == 4)
+        figure.suptitle(f"step {STEPS[step]}", fontsize=11)
+        figure.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.8, wspace=0.45)  # fixed: tight_layout is slow
+        self.dynamic = [artist for heatmap in self.heatmaps for artist in heatmap.artists] + [self.row_sums]
+
+    def update(self, state) -> None:
+        state, panels = state
+        for heatmap, (title, matrix, rows, cols) in zip(self.heatmaps, panels):
+            heatmap.update(matrix, title=title, row_labels=rows, col_labels=cols)
+        self.row_sums.set_text("row sums: " + ", ".join(f"{s:.3f}" for s in state.weights.sum(axis=1)))
+
+
+@lru_cache(maxsize=64)
+def _cached_state(d_k: int, d_v: int, seed: int) -> PipelineState:
+    return pipeline_state(d_k=d_k, d_v=d_v, seed=seed)
+
+
+def draw_pipeline_step(step: int = 0, *, d_k: int = 2, d_v: int = 4, seed: int = 0, figure=None) -> plt.Figure:
     """Draw step ``step`` (0-5, see ``STEPS``) of :func:`pipeline_state`: its inputs, then its result.
 
-    Returns the new figure; the result is the right-most panel.
+    ``figure``: None draws a new pyplot figure; a figure this function drew before is
+    updated in place (rebuilt if it showed another step).  Returns the figure; the result
+    is the right-most panel.
     """
     if step not in range(len(STEPS)):
         raise ValueError(f"step must be 0..{len(STEPS) - 1} ({', '.join(STEPS)}); got {step!r}")
-    state = pipeline_state(d_k=d_k, d_v=d_v, seed=seed)
+    state = _cached_state(d_k, d_v, seed)
     panels = _panels(state, step)
-    figure, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels) + 0.5, 2.9), squeeze=False)
-    for ax, (title, matrix, rows, cols) in zip(axes[0], panels):
-        annotated_heatmap(matrix, ax, title=title, row_labels=rows, col_labels=cols,
-                          cmap="magma" if title.startswith("weights") else "viridis")
-    if step == 4:
-        sums = ", ".join(f"{s:.3f}" for s in state.weights.sum(axis=1))
-        axes[0][-1].set_xlabel(f"row sums: {sums}", fontsize=8)
-    figure.suptitle(f"step {STEPS[step]}", fontsize=11)
-    figure.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.8, wspace=0.45)  # fixed: tight_layout is slow
-    return figure
+    key = (step, *(matrix.shape for _, matrix, _, _ in panels))
+    view = view_of(figure, _PipelineView, key, (3.3 * len(panels) + 0.5, 2.9), panels)
+    view.update((state, panels))
+    return view.figure
 
 
 def pipeline_explorer(step: int = 0, seed: int = 0):
@@ -135,4 +157,4 @@ def pipeline_explorer(step: int = 0, seed: int = 0):
                                         style={"description_width": "40px"}),
         "seed": widgets.IntSlider(value=seed, min=0, max=20, description="W seed", continuous_update=False),
     }
-    return show_explorer(controls, draw_pipeline_step)
+    return show_explorer(controls, draw_pipeline_step, figure_key=lambda values: values["step"])

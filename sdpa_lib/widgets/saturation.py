@@ -15,7 +15,7 @@ import numpy as np
 
 from ..measure import random_scores, softmax_saturation
 from ..softmax import softmax
-from ._base import show_explorer
+from ._base import FigureView, show_explorer, view_of
 
 D_K_CHOICES = tuple(2**power for power in range(13))  # 1, 2, 4, ..., 4096: the slider's stops
 N_QUERIES, N_KEYS = 128, 16
@@ -65,39 +65,63 @@ def _sweep(scaled: bool, seed: int) -> dict:
             **{name: np.array([getattr(s, name) for s in states]) for name in ("max_weight", "entropy", "jacobian_norm")}}
 
 
-def draw_saturation(d_k: int = 64, scaled: bool = False, *, seed: int = 0) -> plt.Figure:
+class _SaturationView(FigureView):
+    """Four panels built once: the sweep curves, legends and axes stay; the histogram panel, bars, stars and titles move."""
+
+    def __init__(self, figure, key, seed: int):
+        ax_hist, ax_weights, ax_peak, ax_grad = figure.subplots(1, 4)
+        ax_hist.set(xlabel="score (softmax input)", ylabel="count")
+        self.ax_hist, self.hist = ax_hist, ax_hist.stairs(np.zeros(1), [0.0, 1.0], fill=True, alpha=0.7)
+        self.bars = ax_weights.bar(range(N_KEYS), np.zeros(N_KEYS))
+        ax_weights.set(title=f"weights of query 0 over {N_KEYS} keys", xlabel="key", ylim=(0, 1.02),
+                       xticks=range(0, N_KEYS, 3))
+        for is_scaled, style in ((False, "tab:red"), (True, "tab:blue")):
+            sweep = _sweep(is_scaled, seed)
+            name = "scaled" if is_scaled else "not scaled"
+            ax_peak.semilogx(sweep["d_k"], sweep["max_weight"], "-o", ms=3, color=style, base=2, label=f"max weight, {name}")
+            ax_peak.semilogx(sweep["d_k"], sweep["entropy"] / np.log(N_KEYS), "--", color=style, base=2,
+                             label=f"entropy / log {N_KEYS}, {name}")
+            ax_grad.semilogx(sweep["d_k"], sweep["jacobian_norm"], "-o", ms=3, color=style, base=2, label=name)
+        self.peak_star, = ax_peak.plot([], [], "k*", ms=14)
+        ax_peak.set(title="peak and spread vs d_k", xlabel="d_k", ylim=(0, 1.05))
+        ax_peak.legend(fontsize=7)
+        self.grad_star, = ax_grad.plot([], [], "k*", ms=14)
+        ax_grad.set(title="softmax Jacobian norm vs d_k", xlabel="d_k", ylabel="mean ||J||_F")
+        ax_grad.legend(fontsize=7)
+        self.title = figure.suptitle("", fontsize=11)
+        figure.subplots_adjust(left=0.04, right=0.99, bottom=0.16, top=0.82, wspace=0.25)  # fixed: tight_layout costs 0.2 s
+        # The histogram's limits and ticks follow the scores, so its whole panel is redrawn.
+        self.dynamic = [ax_hist, *self.bars, self.peak_star, self.grad_star, self.title]
+
+    def update(self, state: SaturationState) -> None:
+        colour = "tab:blue" if state.scaled else "tab:red"
+        self.hist.set_data(state.hist_counts, state.hist_edges)
+        self.hist.set_color(colour)
+        span = state.hist_edges[-1] - state.hist_edges[0]
+        self.ax_hist.set(xlim=(state.hist_edges[0] - 0.05 * span, state.hist_edges[-1] + 0.05 * span),
+                         ylim=(0, 1.05 * state.hist_counts.max()), title=f"scores, std {state.score_std:.2f}")
+        for bar, weight in zip(self.bars, state.weights[0]):
+            bar.set_height(weight)
+            bar.set_color(colour)
+        self.peak_star.set_data([state.d_k], [state.max_weight])
+        self.grad_star.set_data([state.d_k], [state.jacobian_norm])
+        label = "scaled by 1/sqrt(d_k)" if state.scaled else "not scaled"
+        self.title.set_text(f"d_k = {state.d_k}, {label}: max weight {state.max_weight:.2f}, "
+                            f"entropy {state.entropy:.2f} nats, Jacobian norm {state.jacobian_norm:.3f}")
+
+
+_cached_state = lru_cache(maxsize=64)(saturation_state)
+
+
+def draw_saturation(d_k: int = 64, scaled: bool = False, *, seed: int = 0, figure=None) -> plt.Figure:
     """Figure for one setting: score histogram, one query's weights, and where this d_k sits on the sweep.
 
-    Returns the new figure (four panels).
+    ``figure``: None draws a new pyplot figure; a figure this function drew before (with
+    the same seed) is updated in place.  Returns the figure (four panels).
     """
-    state = saturation_state(d_k, scaled, seed=seed)
-    figure, (ax_hist, ax_weights, ax_peak, ax_grad) = plt.subplots(1, 4, figsize=(15, 3.4))
-    label = "scaled by 1/sqrt(d_k)" if scaled else "not scaled"
-    colour = "tab:blue" if scaled else "tab:red"
-    ax_hist.stairs(state.hist_counts, state.hist_edges, fill=True, color=colour, alpha=0.7)
-    ax_hist.set(title=f"scores, std {state.score_std:.2f}", xlabel="score (softmax input)", ylabel="count")
-
-    ax_weights.bar(range(N_KEYS), state.weights[0], color=colour)
-    ax_weights.set(title=f"weights of query 0 over {N_KEYS} keys", xlabel="key", ylim=(0, 1.02),
-                   xticks=range(0, N_KEYS, 3))
-
-    for is_scaled, style in ((False, "tab:red"), (True, "tab:blue")):
-        sweep = _sweep(is_scaled, seed)
-        name = "scaled" if is_scaled else "not scaled"
-        ax_peak.semilogx(sweep["d_k"], sweep["max_weight"], "-o", ms=3, color=style, base=2, label=f"max weight, {name}")
-        ax_peak.semilogx(sweep["d_k"], sweep["entropy"] / np.log(N_KEYS), "--", color=style, base=2,
-                         label=f"entropy / log {N_KEYS}, {name}")
-        ax_grad.semilogx(sweep["d_k"], sweep["jacobian_norm"], "-o", ms=3, color=style, base=2, label=name)
-    ax_peak.plot([d_k], [state.max_weight], "k*", ms=14)
-    ax_peak.set(title="peak and spread vs d_k", xlabel="d_k", ylim=(0, 1.05))
-    ax_peak.legend(fontsize=7)
-    ax_grad.plot([d_k], [state.jacobian_norm], "k*", ms=14)
-    ax_grad.set(title="softmax Jacobian norm vs d_k", xlabel="d_k", ylabel="mean ||J||_F")
-    ax_grad.legend(fontsize=7)
-    figure.suptitle(f"d_k = {d_k}, {label}: max weight {state.max_weight:.2f}, entropy {state.entropy:.2f} nats, "
-                    f"Jacobian norm {state.jacobian_norm:.3f}", fontsize=11)
-    figure.subplots_adjust(left=0.04, right=0.99, bottom=0.16, top=0.82, wspace=0.25)  # fixed: tight_layout costs 0.2 s
-    return figure
+    view = view_of(figure, _SaturationView, seed, (15, 3.4), seed)
+    view.update(_cached_state(d_k, scaled, seed=seed))
+    return view.figure
 
 
 def saturation_explorer(d_k: int = 64, scaled: bool = False):

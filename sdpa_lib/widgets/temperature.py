@@ -5,11 +5,13 @@ draws them, ``temperature_explorer`` wires a log-scale slider to the drawing.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import matplotlib.pyplot as plt
 import numpy as np
 
 from ..softmax import entropy, softmax, softmax_jacobian
-from ._base import show_explorer
+from ._base import FigureView, show_explorer, view_of
 
 DEFAULT_SCORES = np.array([2.0, 1.0, 0.5, 0.0, -1.0])  # one query's scores over five keys
 TEMPERATURE_RANGE = (0.05, 20.0)
@@ -73,35 +75,66 @@ def temperature_curve(temperatures, scores=None) -> dict:
     return {name: np.array([s[name] for s in states]) for name in ("entropy", "max_weight", "jacobian_norm", "score_jacobian_norm")}
 
 
-def draw_temperature(temperature: float = 1.0, scores=None):
+class _TemperatureView(FigureView):
+    """Three panels built once for one set of scores: curves, axes and legend stay; bars, labels, dots and titles move."""
+
+    def __init__(self, figure, key, scores: np.ndarray):
+        ax_w, ax_h, ax_j = figure.subplots(1, 3)
+        grid = np.geomspace(*TEMPERATURE_RANGE, 60)
+        curve = _cached_curve(key)
+        keys = [f"k{j}" for j in range(scores.size)]
+        self.bars = ax_w.bar(keys, np.zeros(scores.size), color="tab:blue")
+        ax_w.set_ylim(0, 1.2)  # room for the labels above a bar of height 1
+        self.labels = [ax_w.text(j, 0, "", ha="center", fontsize=7) for j in range(scores.size)]
+        self.dots, self.titles = {}, [ax_w.title]
+        for ax, name, label in ((ax_h, "entropy", "entropy (nats)"), (ax_j, "jacobian_norm", "||dp/d(s/T)||")):
+            ax.semilogx(grid, curve[name], color="tab:grey", label=label)
+            self.dots[name], = ax.plot([], [], "o", color="tab:red")
+            ax.set_xlabel("temperature T (log scale)")
+            self.titles.append(ax.title)
+        ax_j.semilogx(grid, curve["score_jacobian_norm"], color="tab:orange", label="||dp/ds|| = ||dp/d(s/T)|| / T")
+        self.dots["score_jacobian_norm"], = ax_j.plot([], [], "o", color="tab:red")
+        ax_j.legend(fontsize=7)
+        ax_h.axhline(np.log(scores.size), ls=":", color="k")
+        ax_h.text(grid[0], np.log(scores.size) * 0.93, "log N (uniform)", fontsize=7)
+        figure.subplots_adjust(left=0.05, right=0.98, bottom=0.17, top=0.9, wspace=0.25)  # fixed: tight_layout costs 5x the redraw
+        self.axes = (ax_w, ax_h, ax_j)
+        self.dynamic = [*self.bars, *self.labels, *self.dots.values(), *self.titles]
+
+    def update(self, state: dict) -> None:
+        for bar, label, w, s in zip(self.bars, self.labels, state["weights"], state["scores"]):
+            bar.set_height(w)
+            label.set_text(f"{w:.2f}\n(s={s:g})")
+            label.set_y(w + 0.02)
+        for name, dot in self.dots.items():
+            dot.set_data([state["temperature"]], [state[name]])
+        ax_w, ax_h, ax_j = self.axes
+        ax_w.set_title(f"softmax(scores / T), T = {state['temperature']:.2f}", fontsize=10)
+        for ax, name, label in ((ax_h, "entropy", "entropy (nats)"), (ax_j, "jacobian_norm", "||dp/d(s/T)||")):
+            ax.set_title(f"{label} = {state[name]:.3f}", fontsize=10)
+
+
+@lru_cache(maxsize=8)
+def _cached_curve(scores: tuple) -> dict:
+    """:func:`temperature_curve` on the explorer's grid, once per set of scores."""
+    return temperature_curve(np.geomspace(*TEMPERATURE_RANGE, 60), np.array(scores))
+
+
+def draw_temperature(temperature: float = 1.0, scores=None, *, figure=None):
     """Three panels: the weights at ``temperature``; entropy and Jacobian norms against T.
+
+    ``figure``: None draws a new pyplot figure; a figure this function drew before (for
+    the same scores) is updated in place.
 
     Returns
     -------
     matplotlib Figure
     """
     state = temperature_state(temperature, scores)
-    grid = np.geomspace(*TEMPERATURE_RANGE, 60)
-    curve = temperature_curve(grid, state["scores"])
-    figure, (ax_w, ax_h, ax_j) = plt.subplots(1, 3, figsize=(12, 3.2))
-    keys = [f"k{j}" for j in range(state["scores"].size)]
-    ax_w.bar(keys, state["weights"], color="tab:blue")
-    ax_w.set_ylim(0, 1.2)  # room for the labels above a bar of height 1
-    ax_w.set_title(f"softmax(scores / T), T = {state['temperature']:.2f}", fontsize=10)
-    for j, (w, s) in enumerate(zip(state["weights"], state["scores"])):
-        ax_w.text(j, w + 0.02, f"{w:.2f}\n(s={s:g})", ha="center", fontsize=7)
-    for ax, name, label in ((ax_h, "entropy", "entropy (nats)"), (ax_j, "jacobian_norm", "||dp/d(s/T)||")):
-        ax.semilogx(grid, curve[name], color="tab:grey", label=label)
-        ax.plot(state["temperature"], state[name], "o", color="tab:red")
-        ax.set_xlabel("temperature T (log scale)")
-        ax.set_title(f"{label} = {state[name]:.3f}", fontsize=10)
-    ax_j.semilogx(grid, curve["score_jacobian_norm"], color="tab:orange", label="||dp/ds|| = ||dp/d(s/T)|| / T")
-    ax_j.plot(state["temperature"], state["score_jacobian_norm"], "o", color="tab:red")
-    ax_j.legend(fontsize=7)
-    ax_h.axhline(np.log(state["scores"].size), ls=":", color="k")
-    ax_h.text(grid[0], np.log(state["scores"].size) * 0.93, "log N (uniform)", fontsize=7)
-    figure.subplots_adjust(left=0.05, right=0.98, bottom=0.17, top=0.9, wspace=0.25)  # fixed: tight_layout costs 5x the redraw
-    return figure
+    key = tuple(state["scores"].tolist())
+    view = view_of(figure, _TemperatureView, key, (12, 3.2), state["scores"])
+    view.update(state)
+    return view.figure
 
 
 def temperature_explorer(scores=None):
@@ -111,4 +144,5 @@ def temperature_explorer(scores=None):
     slider = widgets.FloatLogSlider(value=1.0, base=10, min=np.log10(TEMPERATURE_RANGE[0]),
                                     max=np.log10(TEMPERATURE_RANGE[1]), step=0.05,
                                     description="T", continuous_update=False)
-    return show_explorer({"temperature": slider}, lambda temperature: draw_temperature(temperature, scores))
+    return show_explorer({"temperature": slider},
+                         lambda temperature, figure=None: draw_temperature(temperature, scores, figure=figure))
