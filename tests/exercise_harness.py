@@ -78,6 +78,18 @@ def make_course(directory: Path, assignment: str) -> Path:
     return directory
 
 
+def validation(executed, path: Path, *, invert: bool = False) -> dict:
+    """`nbgrader validate [--invert]`'s verdict ({} = passes) on a notebook executed already.
+
+    The same checks as the command (cell metadata, checksums, grade cells' results) but
+    without running the notebook a second time: the executed copy is saved at ``path``.
+    """
+    from nbgrader.preprocessors import CheckCellMetadata
+    from nbgrader.validator import Validator
+    nbformat.write(executed, path)
+    return Validator(preprocessors=[CheckCellMetadata], invert=invert).validate(str(path))
+
+
 def release_folder(course: Path, assignment: str) -> Path:
     """Where generate_assignment put the release in ``course`` (the configured release_directory)."""
     return course / "exercises" / assignment

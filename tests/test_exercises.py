@@ -124,24 +124,23 @@ def test_grade_cells_end_without_a_value(assignment):
 
 @slow
 @each_assignment
-def test_nbgrader_validate(assignment):
-    """Does the solution pass `nbgrader validate`, and the untouched release fail every test (`--invert`)?"""
-    from nbgrader.validator import Validator
+def test_solution_runs_cleanly_and_validates(assignment, tmp_path):
+    """Does every solution notebook run top to bottom without an error, and pass `nbgrader validate`?"""
     for path in solution_notebooks(assignment):
-        assert Validator().validate(str(path)) == {}, f"{path.name}: the solution fails validation"
-    for path in release_notebooks(assignment):
-        assert Validator(invert=True).validate(str(path)) == {}, f"{path.name}: a test passes on the blank release"
+        notebook, _ = execute_notebook(path)
+        assert harness.validation(notebook, tmp_path / path.name) == {}, f"{path.name}: the solution fails validation"
 
 
 @slow
 @each_assignment
-def test_notebooks_run_top_to_bottom(assignment):
-    """Does the solution run cleanly, and the release fail only with NotImplementedError?"""
-    for path in solution_notebooks(assignment):
-        execute_notebook(path)
+def test_release_fails_only_with_not_implemented_and_every_test_fails(assignment, tmp_path):
+    """Does the untouched release run top to bottom failing only with NotImplementedError, and does
+    `nbgrader validate --invert` pass (no test passes before the student writes code)?"""
     for path in release_notebooks(assignment):
         notebook, _ = execute_notebook(path, allow_errors=True)
         errors = [(index, output.ename, output.evalue) for index, cell in enumerate(notebook.cells)
                   for output in cell.get("outputs", []) if output.output_type == "error"]
         assert errors, f"{path.name}: nothing raised NotImplementedError in the blank release"
         assert all(ename == "NotImplementedError" for _, ename, _ in errors), f"{path.name}: {errors}"
+        assert harness.validation(notebook, tmp_path / path.name, invert=True) == {}, \
+            f"{path.name}: a test passes on the blank release"
