@@ -125,3 +125,55 @@ def test_draw_mask_explorer_and_headless_explorer():
     figure = draw_mask_explorer("padding+causal", 7, 2, 4, 6, "left")
     assert len(figure.axes) >= 4
     assert isinstance(mask_explorer(), matplotlib.figure.Figure)
+
+
+# --- redraw in place (all four explorers) ----------------------------------------------------
+
+from PIL import Image  # noqa: E402
+
+from sdpa_lib.widgets._base import CachedRedraw  # noqa: E402
+from sdpa_lib.widgets.pipeline import draw_pipeline_step  # noqa: E402
+from sdpa_lib.widgets.saturation import draw_saturation  # noqa: E402
+
+REDRAWS = [  # draw, figure key, the values of three slider moves (the last is compared)
+    pytest.param(draw_pipeline_step, lambda values: values["step"],
+                 [dict(step=4, seed=0), dict(step=4, seed=3), dict(step=4, seed=1)], id="pipeline"),
+    pytest.param(draw_saturation, lambda values: None,
+                 [dict(d_k=4, scaled=False), dict(d_k=4096, scaled=False), dict(d_k=64, scaled=True)], id="saturation"),
+    pytest.param(lambda temperature, figure=None: draw_temperature(temperature, figure=figure), lambda values: None,
+                 [dict(temperature=0.05), dict(temperature=20.0), dict(temperature=0.7)], id="temperature"),
+    pytest.param(draw_mask_explorer, lambda values: None,
+                 [dict(kind="none", L=8, S=8), dict(kind="causal", length_b=0, L=3, S=6),
+                  dict(kind="padding+causal", length_b=2, L=5, S=5, side="left")], id="mask"),
+]
+
+
+def pixels(png: bytes) -> np.ndarray:
+    return np.asarray(Image.open(__import__("io").BytesIO(png)).convert("RGB"), dtype=int)
+
+
+@pytest.mark.parametrize("draw, figure_key, moves", REDRAWS)
+def test_redraw_in_place_shows_what_a_new_figure_shows(draw, figure_key, moves):
+    """After other slider moves, is the cached, partly redrawn PNG the picture a new figure of the last values gives?"""
+    redraw = CachedRedraw(draw, figure_key)
+    images = [pixels(redraw.png(**values)) for values in moves]
+    fresh = CachedRedraw(draw, figure_key)
+    expected = pixels(fresh.png(**moves[-1]))  # a new figure, rendered whole the first time
+    assert images[-1].shape == expected.shape
+    differ = np.abs(images[-1] - expected).max(axis=-1) > 0
+    assert differ.mean() < 1e-3, f"{differ.mean():.2%} of the pixels differ from a new figure's"
+    assert not np.array_equal(images[0], images[1]), "a slider move must change the picture"
+    assert plt.get_fignums() == [], "the explorer's figures stay out of pyplot (plt.show() would close them)"
+
+
+def test_draw_into_a_figure_updates_it_in_place():
+    """Does drawing into a figure reuse its axes and show the new values (titles, bar heights), as a new figure would?"""
+    figure = draw_temperature(0.1)
+    axes = list(figure.axes)
+    assert draw_temperature(5.0, figure=figure) is figure and figure.axes == axes
+    fresh = draw_temperature(5.0)
+    assert [ax.get_title() for ax in figure.axes] == [ax.get_title() for ax in fresh.axes]
+    heights = [[patch.get_height() for patch in fig.axes[0].patches] for fig in (figure, fresh)]
+    np.testing.assert_allclose(heights[0], heights[1])
+    other_step = draw_pipeline_step(2, figure=draw_pipeline_step(4))
+    assert [ax.get_title() for ax in other_step.axes] == [ax.get_title() for ax in draw_pipeline_step(2).axes]

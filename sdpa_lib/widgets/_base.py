@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Callable, Hashable, Mapping
+from typing import Callable, Hashable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -117,14 +117,17 @@ def encode_png(rgba: np.ndarray) -> bytes:
 
 
 def show_explorer(controls: Mapping[str, "ipywidgets.Widget"], draw: Callable[..., Figure], *,
-                  layout: str = "vertical", figure_key: Callable[[dict], Hashable] = lambda values: None):
+                  layout: str = "vertical", figure_key: Callable[[dict], Hashable] = lambda values: None,
+                  warm: Sequence[Mapping] = ()):
     """Display ``controls`` wired to ``draw(**values, figure=...)``; headless, display one static figure instead.
 
     ``draw`` receives the controls' current values as keyword arguments, and ``figure``: None
     for a new pyplot figure, or a figure it drew before, to update in place; it returns the
     figure.  With a front end, each change redraws through a :class:`CachedRedraw` and shows
-    the PNG in the output area.  Returns the widget box (or the static figure when headless)
-    so a caller or a test can reach the controls.
+    the PNG in the output area.  ``warm``: values whose figures are built and rendered once
+    right after the first one is shown (the other pipeline steps), so that no slider move
+    has to build one.  Returns the widget box (or the static figure when headless) so a
+    caller or a test can reach the controls.
     """
     if is_headless():
         figure = draw(**{name: control.value for name, control in controls.items()})
@@ -140,6 +143,8 @@ def show_explorer(controls: Mapping[str, "ipywidgets.Widget"], draw: Callable[..
     box = widgets.VBox([box_type(list(controls.values())), output])
     box.redraw = redraw  # for tests and benchmarks: the figures behind the images
     display(box)
+    for values in warm:
+        redraw.png(**{**{name: control.value for name, control in controls.items()}, **values})
     return box
 
 

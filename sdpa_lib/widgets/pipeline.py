@@ -157,4 +157,5 @@ def pipeline_explorer(step: int = 0, seed: int = 0):
                                         style={"description_width": "40px"}),
         "seed": widgets.IntSlider(value=seed, min=0, max=20, description="W seed", continuous_update=False),
     }
-    return show_explorer(controls, draw_pipeline_step, figure_key=lambda values: values["step"])
+    return show_explorer(controls, draw_pipeline_step, figure_key=lambda values: values["step"],
+                         warm=[{"step": other} for other in range(len(STEPS)) if other != step])
