@@ -70,8 +70,9 @@ class CachedRedraw:
     This is the whole of an explorer's redraw, what the learner waits for after moving a
     slider (apart from sending the bytes to the browser), and what ``bench_widgets`` times.
     ``figure_key(values)`` picks the cached figure (one per pipeline step, say).  The first
-    render of a figure draws everything except its view's ``dynamic`` artists and keeps the
-    pixels; every render pastes them back and draws the dynamic artists on top.  The PNG has
+    render of a figure (and the first after its view's ``background_key`` changes) draws
+    everything except the view's ``dynamic`` artists and keeps the pixels; every render
+    pastes them back and draws the dynamic artists on top.  The PNG has
     the inline backend's settings (``figure.dpi``, white background); its bounding box is the
     figure's own, since every view lays its figure out with fixed margins.
     """
@@ -79,7 +80,7 @@ class CachedRedraw:
     def __init__(self, draw: Callable[..., Figure], figure_key: Callable[[dict], Hashable] = lambda values: None):
         self.draw, self.figure_key = draw, figure_key
         self.figures: dict = {}
-        self._backgrounds: dict = {}  # id(figure) -> (view, background pixels)
+        self._backgrounds: dict = {}  # id(figure) -> (view, its background_key, the static part's pixels)
 
     def figure(self, **values) -> Figure:
         """Draw ``values`` into their cached figure (made here, outside pyplot, on first use) and return it."""

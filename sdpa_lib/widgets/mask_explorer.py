@@ -6,7 +6,6 @@ weights it produces (pure, unit-tested); ``draw_mask_explorer`` draws them;
 """
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from ..attention import attention_weights

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from ..softmax import entropy, softmax, softmax_jacobian
