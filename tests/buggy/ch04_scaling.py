@@ -45,3 +45,16 @@ BUGS = [
     Bug("entropy_in_bits", "max_weight_and_entropy", ENTROPY_IN_BITS, "test_max_weight_and_entropy",
         "known mistake: entropy in bits"),
 ]
+
+SWAPPED_CURVES = '''
+def saturation_curve(d_ks, rng, n_queries=200, n_keys=16):
+    curves = [[max_weight_and_entropy(rng.normal(size=(n_queries, d)), rng.normal(size=(n_keys, d)), scaled=s)[0].mean()
+               for s in (True, False)] for d in d_ks]
+    return tuple(np.array(curves).T)
+'''
+UNSCALED_CURVES = SWAPPED_CURVES.replace("for s in (True, False)", "for s in (False, False)")
+BUGS += [
+    Bug("curves_swapped", "saturation_curve", SWAPPED_CURVES, "test_saturation_curve", "in that order"),
+    Bug("curves_both_unscaled", "saturation_curve", UNSCALED_CURVES, "test_saturation_curve",
+        "should stay near"),
+]
