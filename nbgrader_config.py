@@ -31,7 +31,7 @@ c.IgnorePattern.pattern = r"\w*Warning:"
 c.Execute.timeout = 60
 c.Execute.interrupt_on_timeout = True
 c.LimitOutput.max_lines = 200
-c.LimitOutput.max_lines_error = 60
+c.LimitOutput.max_traceback = 60
 
 # A submission may not bring its own modules: a stray sdpa_lib.py or numpy/ beside the notebook
 # would shadow the reference the tests compare against.  These files are not copied for grading.
