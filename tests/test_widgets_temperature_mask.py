@@ -144,7 +144,12 @@ REDRAWS = [  # draw, figure key, the values of three slider moves (the last is c
                  [dict(temperature=0.05), dict(temperature=20.0), dict(temperature=0.7)], id="temperature"),
     pytest.param(draw_mask_explorer, lambda values: None,
                  [dict(kind="none", L=8, S=8), dict(kind="causal", length_b=0, L=3, S=6),
-                  dict(kind="padding+causal", length_b=2, L=5, S=5, side="left")], id="mask"),
+                  dict(kind="padding+causal", length_b=2, L=5, S=5, side="left"),
+                  dict(kind="padding+causal", length_b=0, L=5, S=5, side="left"),  # one column redrawn
+                  dict(kind="padding+causal", length_a=1, length_b=0, L=5, S=5, side="left"),
+                  dict(kind="padding+causal", length_a=1, length_b=3, L=5, S=5, side="left"),  # beside seq 0's notes
+                  dict(kind="causal", length_a=1, length_b=0, L=5, S=5, side="left"),  # both and the title
+                  dict(kind="none", L=8, S=8)], id="mask"),  # an (L, S) seen before: its kept background
 ]
 
 
@@ -157,12 +162,12 @@ def test_redraw_in_place_shows_what_a_new_figure_shows(draw, figure_key, moves):
     """After other slider moves, is the cached, partly redrawn PNG the picture a new figure of the last values gives?"""
     redraw = CachedRedraw(draw, figure_key)
     images = [pixels(redraw.png(**values)) for values in moves]
-    fresh = CachedRedraw(draw, figure_key)
-    expected = pixels(fresh.png(**moves[-1]))  # a new figure, rendered whole the first time
-    assert images[-1].shape == expected.shape
-    differ = np.abs(images[-1] - expected).max(axis=-1) > 0
-    assert differ.mean() < 1e-3, f"{differ.mean():.2%} of the pixels differ from a new figure's"
-    assert not np.array_equal(images[0], images[1]), "a slider move must change the picture"
+    for move, (values, image) in enumerate(zip(moves, images)):
+        expected = pixels(CachedRedraw(draw, figure_key).png(**values))  # a new figure, rendered whole
+        assert image.shape == expected.shape
+        differ = np.abs(image - expected).max(axis=-1) > 0
+        assert differ.mean() < 1e-3, f"move {move} {values}: {differ.mean():.2%} of the pixels differ from a new figure's"
+    assert all(not np.array_equal(a, b) for a, b in zip(images, images[1:])), "a slider move must change the picture"
     assert plt.get_fignums() == [], "the explorer's figures stay out of pyplot (plt.show() would close them)"
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections import OrderedDict
 from typing import Callable, Hashable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
@@ -19,6 +20,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 HEADLESS_ENV = "SDPA_HEADLESS"
+BACKGROUNDS_KEPT = 16  # static parts kept per figure: the mask explorer's (L, S) pairs, 2.2 MB each
 PNG_COMPRESS_LEVEL = 1  # zlib level: 1 encodes a 1500 x 340 figure in 13 ms, the default (6) in 19 ms, for +1% bytes
 
 
@@ -40,6 +42,12 @@ class FigureView:
     key: Hashable = None
     background_key: Hashable = None  # what the static part shows: a change re-renders it once
     dynamic: list
+    # Optionally, regions of the figure redrawn only when their signature changes: ``parts`` are
+    # (x0, y0, x1, y1) figure fractions that hold all of ``part_artists`` (lists of dynamic
+    # artists, together all of them), and ``update`` sets ``signatures``, one per part.
+    parts: tuple = ()
+    part_artists: tuple = ()
+    signatures: tuple = ()
 
     def update(self, state) -> None:  # pragma: no cover - every subclass defines it
         raise NotImplementedError
@@ -70,9 +78,9 @@ class CachedRedraw:
     This is the whole of an explorer's redraw, what the learner waits for after moving a
     slider (apart from sending the bytes to the browser), and what ``bench_widgets`` times.
     ``figure_key(values)`` picks the cached figure (one per pipeline step, say).  The first
-    render of a figure (and the first after its view's ``background_key`` changes) draws
-    everything except the view's ``dynamic`` artists and keeps the pixels; every render
-    pastes them back and draws the dynamic artists on top.  The PNG has
+    render of a figure (and of each ``background_key`` its view shows) draws everything
+    except the view's ``dynamic`` artists and keeps the pixels (the last ``BACKGROUNDS_KEPT``
+    keys' of each figure); every render pastes them back and draws the dynamic artists on top.  The PNG has
     the inline backend's settings (``figure.dpi``, white background); its bounding box is the
     figure's own, since every view lays its figure out with fixed margins.
     """
@@ -80,7 +88,8 @@ class CachedRedraw:
     def __init__(self, draw: Callable[..., Figure], figure_key: Callable[[dict], Hashable] = lambda values: None):
         self.draw, self.figure_key = draw, figure_key
         self.figures: dict = {}
-        self._backgrounds: dict = {}  # id(figure) -> (view, its background_key, the static part's pixels)
+        self._backgrounds: dict = {}  # id(figure) -> (view, {background_key: the static part's pixels})
+        self._drawn: dict = {}  # id(figure) -> (view, background_key, signatures) of its last render
 
     def figure(self, **values) -> Figure:
         """Draw ``values`` into their cached figure (made here, outside pyplot, on first use) and return it."""
@@ -96,16 +105,41 @@ class CachedRedraw:
         figure = self.figure(**values)
         view, canvas = figure._sdpa_view, figure.canvas
         cached = self._backgrounds.get(id(figure))
-        if cached is None or cached[:2] != (view, view.background_key):  # render the static part once
+        if cached is None or cached[0] is not view:  # a new or rebuilt figure
+            cached = self._backgrounds[id(figure)] = (view, OrderedDict())
+        backgrounds = cached[1]
+        drawn, self._drawn[id(figure)] = self._drawn.get(id(figure)), (view, view.background_key, view.signatures)
+        if view.background_key not in backgrounds:  # render the static part once
             for artist in view.dynamic:
                 artist.set_animated(True)
             canvas.draw()
-            cached = self._backgrounds[id(figure)] = (view, view.background_key, canvas.copy_from_bbox(figure.bbox))
+            backgrounds[view.background_key] = np.asarray(canvas.buffer_rgba()).copy()  # (H, W, 4), rows from the top
+            while len(backgrounds) > BACKGROUNDS_KEPT:
+                backgrounds.popitem(last=False)  # the least recently shown
+        elif drawn is not None and drawn[:2] == (view, view.background_key) and view.parts:
+            self._redraw_changed_parts(view, backgrounds[view.background_key], drawn[2])
+            return encode_png(np.asarray(canvas.buffer_rgba()))
         else:
-            canvas.restore_region(cached[2])
+            backgrounds.move_to_end(view.background_key)
+            np.asarray(canvas.buffer_rgba())[...] = backgrounds[view.background_key]
         for artist in view.dynamic:
             figure.draw_artist(artist)
         return encode_png(np.asarray(canvas.buffer_rgba()))
+
+    @staticmethod
+    def _redraw_changed_parts(view, background: np.ndarray, drawn_signatures) -> None:
+        """Paste the background over each part whose signature changed since the last render, and redraw it."""
+        pixels = np.asarray(view.figure.canvas.buffer_rgba())  # (H, W, 4), the last render's
+        height, width = pixels.shape[:2]
+        for (x0, y0, x1, y1), artists, signature, drawn in zip(view.parts, view.part_artists, view.signatures,
+                                                                 drawn_signatures):
+            if signature == drawn:
+                continue
+            rows = slice(int(height * (1 - y1)), int(np.ceil(height * (1 - y0))))
+            cols = slice(int(width * x0), int(np.ceil(width * x1)))
+            pixels[rows, cols] = background[rows, cols]
+            for artist in artists:
+                view.figure.draw_artist(artist)
 
 
 def encode_png(rgba: np.ndarray) -> bytes:

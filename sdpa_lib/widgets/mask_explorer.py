@@ -101,10 +101,14 @@ class _MaskView(FigureView):
                       for b in range(2)]
         self.title = figure.suptitle("", fontsize=10)
         figure.subplots_adjust(left=0.08, right=0.85, bottom=0.06, top=0.9, hspace=0.3, wspace=0.5)
-        # Ticks and limits follow L and S only (the background key); values, titles and notes every change.
-        self.dynamic = [*(artist for heatmap in self.masks + self.weights for artist in heatmap.artists),
-                        *(heatmap.ax.title for heatmap in self.masks),
-                        *(note for row in self.notes for note in row), self.title]
+        # Ticks and limits follow L and S only (the background key); values, titles and notes every change,
+        # one sequence's column at a time: moving one length redraws only that sequence's panels.
+        columns = [[*self.masks[b].artists, self.masks[b].ax.title, *self.weights[b].artists, *self.notes[b]]
+                   for b in range(2)]
+        split = axes[0, 1].get_position().x0 - 0.01  # left of column 1's tick marks, right of column 0's notes
+        self.parts = ((0, 0, split, 0.95), (split, 0, 1, 0.95), (0, 0.95, 1, 1))
+        self.part_artists = (*columns, [self.title])
+        self.dynamic = [artist for part in self.part_artists for artist in part]
 
     def update(self, state: dict) -> None:
         B, L, S = state["mask"].shape
@@ -120,6 +124,8 @@ class _MaskView(FigureView):
                 note.set_text(" fully masked: zeros")
                 note.set_x(S - 0.4)
         self.title.set_text(f"{state['kind']} mask, {state['side']} padding: True = may attend")
+        self.signatures = (*((state["mask"][b].tobytes(), state["weights"][b].tobytes(), int(state["lengths"][b]))
+                             for b in range(B)), self.title.get_text())
 
 
 def draw_mask_explorer(kind: str = "padding", length_a: int = 5, length_b: int = 3, L: int = 5, S: int = 5,
@@ -132,7 +138,7 @@ def draw_mask_explorer(kind: str = "padding", length_a: int = 5, length_b: int =
     """
     state = mask_explorer_state(kind, (min(length_a, S), min(length_b, S)), L, S, side=side)
     size = max(MAX_LENGTH, L, S)
-    view = view_of(figure, _MaskView, size, (2.4 + 0.75 * size, 2 + 0.75 * size), size)
+    view = view_of(figure, _MaskView, size, (2.4 + 0.65 * size, 2 + 0.65 * size), size)
     view.update(state)
     return view.figure
 
