@@ -4,7 +4,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from hypothesis import settings
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# The same examples on every run, so CI is repeatable; HYPOTHESIS_PROFILE=explore draws new ones.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 KERNEL_SOCKETS_ENV = "SDPA_KERNEL_SOCKETS"
 
