@@ -38,7 +38,13 @@ CHAPTERS = (
 
 
 def chapter(key: int | str) -> Chapter:
-    """Look a chapter up by number, slug or assignment name ("4", 4, "scaling", "ch04_scaling")."""
+    """Look a chapter up by number, slug or assignment name ("4", 4, "scaling", "ch04_scaling").
+
+    Examples
+    --------
+    >>> chapter("scaling").notebook, chapter(4).assignment
+    ('notebooks/04_scaling.ipynb', 'ch04_scaling')
+    """
     for candidate in CHAPTERS:
         if str(key) in (str(candidate.number), f"{candidate.number:02d}", candidate.slug, candidate.assignment):
             return candidate
