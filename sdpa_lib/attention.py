@@ -72,15 +72,17 @@ def _apply_mask(scores: np.ndarray, mask) -> np.ndarray:
     return scores
 
 
-def _unnormalised_weights(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``exp(scores - row max)`` in place, and the row sums ``(..., L, 1)``.
-
-    A row whose keys are all masked (all ``-inf``) gets all-zero weights and sum 0.
-    """
+def _exp_shifted(scores: np.ndarray) -> np.ndarray:
+    """``exp(scores - row max)`` in place; a row whose keys are all masked (all ``-inf``) becomes all 0."""
     row_max = np.max(scores, axis=-1, keepdims=True)  # (..., L, 1)
     row_max[np.isneginf(row_max)] = 0
     np.subtract(scores, row_max, out=scores)
-    np.exp(scores, out=scores)
+    return np.exp(scores, out=scores)
+
+
+def _unnormalised_weights(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``exp(scores - row max)`` in place, and the row sums ``(..., L, 1)`` (0 for a fully masked row)."""
+    scores = _exp_shifted(scores)
     return scores, np.sum(scores, axis=-1, keepdims=True)
 
 
@@ -89,8 +91,8 @@ def _normalise(numerator: np.ndarray, row_sums: np.ndarray) -> np.ndarray:
     return np.divide(numerator, row_sums, out=np.zeros_like(numerator), where=row_sums != 0)
 
 
-# A chunk of this many bytes of scores stays in cache through the passes of the softmax (max,
-# subtract, exp, sum, @ V); measured by benchmarks/bench_sdpa.py.
+# A chunk of this many bytes of scores stays in cache through the passes of the softmax
+# (exp, @ V); measured by benchmarks/bench_sdpa.py.
 _CHUNK_BYTES = 4 * 2**20
 
 
@@ -103,7 +105,8 @@ def _output_by_chunks(query, key, value, attn_mask, is_causal, scale) -> np.ndar
     """``softmax(scores) V`` without the weights, a few ``(L, S)`` score matrices at a time -> ``(..., L, Ev)``.
 
     Each chunk's scores are built, exponentiated and multiplied by V while they are still
-    in cache, and the row sums divide the small ``(n, L, Ev)`` output, not the weights.
+    in cache.  A column of ones after V makes that matmul return the row sums as well, and
+    the sums divide the small ``(n, L, Ev)`` output, not the weights.
     """
     factor = _scale_factor(query, scale)
     L, S = query.shape[-2], key.shape[-2]
@@ -115,14 +118,49 @@ def _output_by_chunks(query, key, value, attn_mask, is_causal, scale) -> np.ndar
     query = _flat_batch(query * factor, batch)  # (N, L, E)
     keys_t = np.swapaxes(_flat_batch(key, batch), -1, -2)  # (N, S, E) -> (N, E, S)
     value = _flat_batch(value, batch)  # (N, S, Ev)
-    output = np.empty((query.shape[0], L, value.shape[-1]), dtype=query.dtype)  # (N, L, Ev)
+    Ev = value.shape[-1]
+    value_and_ones = _append_ones(value, axis=-1)  # (N, S, Ev+1)
+    keys_t_and_ones = _append_ones(keys_t, axis=-2) if mask is None else None  # (N, E+1, S)
+    output = np.empty((query.shape[0], L, Ev), dtype=query.dtype)  # (N, L, Ev)
     step = max(1, _CHUNK_BYTES // max(1, L * S * query.itemsize))
     for start in range(0, query.shape[0], step):
         items = slice(start, start + step)
-        scores = query[items] @ keys_t[items]  # (n, L, E) @ (n, E, S) -> (n, L, S)
-        scores, row_sums = _unnormalised_weights(_apply_mask(scores, None if mask is None else mask[items]))
-        output[items] = _normalise(scores @ value[items], row_sums)  # (n, L, S) @ (n, S, Ev) -> (n, L, Ev)
-    return output.reshape((*batch, L, value.shape[-1]))
+        totals = None
+        if mask is None:
+            totals = _exp_folded_shift(query[items], keys_t_and_ones[items]) @ value_and_ones[items]
+        if totals is None or not np.isfinite(totals[..., Ev]).all():  # masked, or the cheap shift overflowed
+            scores = query[items] @ keys_t[items]  # (n, L, E) @ (n, E, S) -> (n, L, S)
+            weights = _exp_shifted(_apply_mask(scores, None if mask is None else mask[items]))
+            totals = weights @ value_and_ones[items]  # (n, L, S) @ (n, S, Ev+1) -> (n, L, Ev+1)
+        output[items] = _normalise(totals[..., :Ev], totals[..., Ev:])
+    return output.reshape((*batch, L, Ev))
+
+
+def _append_ones(array: np.ndarray, axis: int) -> np.ndarray:
+    """``array`` with one more row (``axis=-2``) or column (``axis=-1``) of ones."""
+    shape = list(array.shape)
+    shape[axis] = 1
+    return np.concatenate([array, np.ones(shape, array.dtype)], axis=axis)
+
+
+# Every this-many-th key is scored first to find a shift for the unmasked fast path.
+_SHIFT_SAMPLE_STRIDE = 32
+
+
+def _exp_folded_shift(query: np.ndarray, keys_t_and_ones: np.ndarray) -> np.ndarray:
+    """``exp(q . k - m)`` ``(n, L, S)`` with the shift ``m`` folded into the matmul, for unmasked scores.
+
+    ``m`` is each row's largest score over a sample of the keys, a lower bound of the row
+    maximum: the largest term is then at least 1, so nothing that matters underflows, and
+    ``[q, -m] @ [K^T; 1]`` gives the shifted scores without a separate max and subtract pass
+    over ``(L, S)``.  If a key outside the sample scores far above ``m``, the exponential
+    overflows; the caller sees a non-finite row sum and redoes the chunk with the exact max.
+    """
+    sample = keys_t_and_ones[..., :-1, ::_SHIFT_SAMPLE_STRIDE]  # (n, E, S/stride)
+    shift = np.max(query @ sample, axis=-1, keepdims=True)  # (n, L, E) @ (n, E, s) -> (n, L, 1)
+    scores = np.concatenate([query, -shift], axis=-1) @ keys_t_and_ones  # (n, L, E+1) @ (n, E+1, S) -> (n, L, S)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and redone by the caller
+        return np.exp(scores, out=scores)
 
 
 def attention_weights(query, key, attn_mask=None, *, is_causal: bool = False, scale=None) -> np.ndarray:

@@ -232,3 +232,19 @@ def test_causal_mask_argument_equals_is_causal():
     q, k, v, _ = make_case("heads")
     np.testing.assert_array_equal(scaled_dot_product_attention(q, k, v, causal_mask(L, S)),
                                   scaled_dot_product_attention(q, k, v, is_causal=True))
+
+
+@pytest.mark.parametrize("dtype, gap", [(np.float32, 200.0), (np.float64, 1000.0)])
+@pytest.mark.parametrize("hot_key", [0, 5, 63])
+def test_unmasked_output_exact_when_one_key_towers_over_the_rest(dtype, gap, hot_key):
+    """Without a mask the output path shifts by the max over a sample of keys; a key outside the
+    sample scoring far above it (exp would overflow) must still give the exact answer."""
+    rng = np.random.default_rng(hot_key)
+    q, k, v = rng.normal(size=(2, 4, 8)), rng.normal(size=(2, 64, 8)), rng.normal(size=(2, 64, 3))
+    k[:, hot_key] = q[:, 0] / np.linalg.norm(q[:, 0], axis=-1, keepdims=True) * gap  # row 0 loves this key
+    q, k, v = (a.astype(dtype) for a in (q, k, v))
+    out = scaled_dot_product_attention(q, k, v, scale=1.0)
+    expected, _ = attention_loop(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64), scale=1.0)
+    assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(out, expected, rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-5)
+    np.testing.assert_allclose(out[:, 0], v[:, hot_key], rtol=1e-5)
