@@ -57,6 +57,9 @@ def open_lab(python: Path, extra: list[str]) -> int:
     """Start JupyterLab on 127.0.0.1 with token authentication, at the start page."""
     command = [str(python), "-m", "jupyter", "lab", "--ip=127.0.0.1",
                f"--ServerApp.root_dir={ROOT}", START_PAGE, *extra]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers and CI machines often run as root
+        print("note: running as root; JupyterLab needs --allow-root for that", flush=True)
+        command.append("--allow-root")
     print("+", " ".join(command), flush=True)
     return subprocess.call(command, cwd=ROOT)
 
