@@ -127,7 +127,7 @@ def _output_by_chunks(query, key, value, attn_mask, is_causal, scale) -> np.ndar
         items = slice(start, start + step)
         totals = None
         if mask is None:
-            totals = _exp_folded_shift(query[items], keys_t_and_ones[items]) @ value_and_ones[items]
+            totals = _totals_with_folded_shift(query[items], keys_t_and_ones[items], value_and_ones[items])
         if totals is None or not np.isfinite(totals[..., Ev]).all():  # masked, or the cheap shift overflowed
             scores = query[items] @ keys_t[items]  # (n, L, E) @ (n, E, S) -> (n, L, S)
             weights = _exp_shifted(_apply_mask(scores, None if mask is None else mask[items]))
@@ -147,8 +147,8 @@ def _append_ones(array: np.ndarray, axis: int) -> np.ndarray:
 _SHIFT_SAMPLE_STRIDE = 32
 
 
-def _exp_folded_shift(query: np.ndarray, keys_t_and_ones: np.ndarray) -> np.ndarray:
-    """``exp(q . k - m)`` ``(n, L, S)`` with the shift ``m`` folded into the matmul, for unmasked scores.
+def _totals_with_folded_shift(query: np.ndarray, keys_t_and_ones: np.ndarray, value_and_ones: np.ndarray):
+    """``exp(q . k - m) @ [V, 1]`` ``(n, L, Ev+1)`` for unmasked scores, the shift ``m`` folded into the matmul.
 
     ``m`` is each row's largest score over a sample of the keys, a lower bound of the row
     maximum: the largest term is then at least 1, so nothing that matters underflows, and
@@ -160,7 +160,7 @@ def _exp_folded_shift(query: np.ndarray, keys_t_and_ones: np.ndarray) -> np.ndar
     shift = np.max(query @ sample, axis=-1, keepdims=True)  # (n, L, E) @ (n, E, s) -> (n, L, 1)
     scores = np.concatenate([query, -shift], axis=-1) @ keys_t_and_ones  # (n, L, E+1) @ (n, E+1, S) -> (n, L, S)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and redone by the caller
-        return np.exp(scores, out=scores)
+        return np.exp(scores, out=scores) @ value_and_ones  # (n, L, S) @ (n, S, Ev+1) -> (n, L, Ev+1)
 
 
 def attention_weights(query, key, attn_mask=None, *, is_causal: bool = False, scale=None) -> np.ndarray:
