@@ -128,7 +128,7 @@ def _output_by_chunks(query, key, value, attn_mask, is_causal, scale) -> np.ndar
         totals = None
         if mask is None:
             totals = _totals_with_folded_shift(query[items], keys_t_and_ones[items], value_and_ones[items])
-        if totals is None or not np.isfinite(totals[..., Ev]).all():  # masked, or the cheap shift overflowed
+        if totals is None or not np.isfinite(totals).all():  # masked, or the cheap shift overflowed
             scores = query[items] @ keys_t[items]  # (n, L, E) @ (n, E, S) -> (n, L, S)
             weights = _exp_shifted(_apply_mask(scores, None if mask is None else mask[items]))
             totals = weights @ value_and_ones[items]  # (n, L, S) @ (n, S, Ev+1) -> (n, L, Ev+1)
@@ -153,8 +153,9 @@ def _totals_with_folded_shift(query: np.ndarray, keys_t_and_ones: np.ndarray, va
     ``m`` is each row's largest score over a sample of the keys, a lower bound of the row
     maximum: the largest term is then at least 1, so nothing that matters underflows, and
     ``[q, -m] @ [K^T; 1]`` gives the shifted scores without a separate max and subtract pass
-    over ``(L, S)``.  If a key outside the sample scores far above ``m``, the exponential
-    overflows; the caller sees a non-finite row sum and redoes the chunk with the exact max.
+    over ``(L, S)``.  If a key outside the sample scores far above ``m``, the exponential (or
+    its product with a value) overflows; the caller sees a non-finite total and redoes the
+    chunk with the exact max.
     """
     sample = keys_t_and_ones[..., :-1, ::_SHIFT_SAMPLE_STRIDE]  # (n, E, S/stride)
     shift = np.max(query @ sample, axis=-1, keepdims=True)  # (n, L, E) @ (n, E, s) -> (n, L, 1)

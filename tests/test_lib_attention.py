@@ -253,3 +253,14 @@ def test_unmasked_output_exact_when_one_key_towers_over_the_rest(dtype, gap, hot
     assert np.all(np.isfinite(out))
     np.testing.assert_allclose(out, expected, rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-5)
     np.testing.assert_allclose(out[:, 0], v[:, hot_key], rtol=1e-5)
+
+
+def test_unmasked_output_exact_when_exp_times_value_overflows():
+    """The fast path's row sums can stay finite while exp(score - shift) * value overflows:
+    large values beside a key far above the sampled shift must still give the exact output."""
+    q = np.array([[[1.0]]], dtype=np.float32)  # (1, L=1, E=1)
+    k = np.zeros((1, 40, 1), dtype=np.float32)
+    k[0, 5, 0] = 86.0  # not among the sampled keys (0, 32): exp(86) ~ 2e37 stays finite
+    v = np.full((1, 40, 2), 100.0, dtype=np.float32)  # but 2e37 * 100 overflows float32
+    out = scaled_dot_product_attention(q, k, v, scale=1.0)
+    np.testing.assert_allclose(out, np.full((1, 1, 2), 100.0), rtol=1e-5)
