@@ -11,7 +11,6 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -55,10 +54,13 @@ def copy_course(destination: Path) -> Path:
     return destination
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def server_url(runtime_dir: Path, pid: int) -> str | None:
+    """The URL the server with this pid reports in its runtime file, once it has bound its port."""
+    info = runtime_dir / f"jpserver-{pid}.json"
+    try:
+        return json.loads(info.read_text())["url"].rstrip("/")
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def _api(url: str, token: str, path: str, method: str = "GET"):
@@ -76,7 +78,7 @@ def running_lab(root_dir: Path, scratch: Path, *, timeout: float = 90):
     workspaces go to ``scratch``.  The server's log is ``scratch/lab.log``; on exit every kernel
     is shut down and the server stopped.
     """
-    token, port = secrets.token_hex(24), free_port()
+    token = secrets.token_hex(24)
     settings_dir = scratch / "lab-settings"
     for name, values in LAB_SETTINGS.items():
         (settings_dir / name).parent.mkdir(parents=True, exist_ok=True)
@@ -84,13 +86,15 @@ def running_lab(root_dir: Path, scratch: Path, *, timeout: float = 90):
     env = {key: value for key, value in os.environ.items() if key != "SDPA_HEADLESS" and key != "MPLBACKEND"}
     env.update(SDPA_QUIZ_STORE=str(scratch / "quiz.json"), JUPYTER_RUNTIME_DIR=str(scratch / "runtime"),
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
-    command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+    # --port=0: the server binds a free port itself and reports it in its runtime file; a port
+    # picked here could be taken by a kernel of another test before the server binds it.
+    command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", "--port=0",
                "--port-retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root_dir}",
                f"--LabApp.user_settings_dir={settings_dir}", f"--LabApp.workspaces_dir={scratch / 'workspaces'}"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")  # CI runs as root; jupyter refuses it otherwise
     log_path = scratch / "lab.log"
-    url = f"http://127.0.0.1:{port}"
+    url = None
     with open(log_path, "wb") as log:
         server = subprocess.Popen(command, cwd=root_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -100,13 +104,16 @@ def running_lab(root_dir: Path, scratch: Path, *, timeout: float = 90):
                 raise RuntimeError(f"jupyter lab exited with code {server.returncode}; its log:\n"
                                    f"{log_path.read_text()[-3000:]}")
             try:
-                _api(url, token, "/api/status")
-                break
+                url = url or server_url(scratch / "runtime", server.pid)
+                if url:
+                    _api(url, token, "/api/status")
+                    break
             except (urllib.error.URLError, ConnectionError, OSError):
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"jupyter lab did not answer on {url} within {timeout:.0f} s; its log:\n"
-                                       f"{log_path.read_text()[-3000:]}") from None
-                time.sleep(0.25)
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"jupyter lab (url {url}) did not answer within {timeout:.0f} s; its log:\n"
+                                   f"{log_path.read_text()[-3000:]}")
+            time.sleep(0.25)
         yield url, token
     finally:
         with contextlib.suppress(Exception):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 from buggy import Bug
-from nbrun import HEADLESS_ENV
+from nbrun import HEADLESS_ENV, kernel_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
@@ -61,6 +61,7 @@ def nbgrader_api(course: Path):
         os.environ["PATH"] = f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}"
     os.environ.update(HEADLESS_ENV)  # inherited by the kernels autograde starts
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    config.merge(kernel_config())  # the tests' kernel transport (tests/conftest.py)
     return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
 
