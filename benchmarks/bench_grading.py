@@ -20,6 +20,7 @@ from pathlib import Path
 
 from timing import ROOT, header, row
 from sdpa_lib.chapters import CHAPTERS
+from sdpa_lib.grading.autograde import interpreter_path, nbgrader_command
 
 sys.path.insert(0, str(ROOT / "tests"))
 from nbrun import execute_notebook  # noqa: E402
@@ -32,9 +33,9 @@ def first_assignment() -> str | None:
 
 def nbgrader(course: Path, *arguments: str) -> float:
     """Run ``nbgrader <arguments>`` in ``course`` with a gradebook there; return the seconds it took."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    command = [sys.executable, "-m", "nbgrader", *arguments, f"--CourseDirectory.root={course}",
-               f"--CourseDirectory.db_url=sqlite:///{course}/gradebook.db", "--log-level=WARN"]
+    env = {**os.environ, "PATH": interpreter_path()}
+    command = nbgrader_command(*arguments, f"--CourseDirectory.root={course}",
+                               f"--CourseDirectory.db_url=sqlite:///{course}/gradebook.db", "--log-level=WARN")
     started = time.perf_counter()
     subprocess.run(command, cwd=course, env=env, check=True, capture_output=True, text=True)
     return time.perf_counter() - started

@@ -18,22 +18,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from sdpa_lib.chapters import CHAPTERS  # noqa: E402
-
-
-def nbgrader_command() -> list[str]:
-    """nbgrader from the interpreter running this script (its alembic must be on PATH too)."""
-    return [sys.executable, "-m", "nbgrader"]
+from sdpa_lib.grading.autograde import interpreter_path, nbgrader_command  # noqa: E402
 
 
 def generate(assignments: list[str], output: Path) -> None:
     """Run nbgrader generate_assignment for each assignment that has a solutions/ folder."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {**os.environ, "PATH": interpreter_path()}
     with tempfile.TemporaryDirectory() as scratch:
         for name in assignments:
             if not (ROOT / "solutions" / name).is_dir():
                 print(f"skip {name}: no solutions/{name}", file=sys.stderr)
                 continue
-            command = [*nbgrader_command(), "generate_assignment", name, "--force",
+            command = [*nbgrader_command("generate_assignment", name, "--force"),
                        f"--CourseDirectory.root={ROOT}", f"--CourseDirectory.release_directory={output}",
                        f"--CourseDirectory.db_url=sqlite:///{scratch}/gradebook.db", "--log-level=WARN"]
             subprocess.run(command, cwd=ROOT, env=env, check=True)

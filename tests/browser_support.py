@@ -18,6 +18,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from sdpa_lib.grading.autograde import interpreter_path
+
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts" / "browser"  # screenshots; artifacts/ is git-ignored
 REQUIRE_ENV = "SDPA_REQUIRE_BROWSER"
@@ -85,7 +87,7 @@ def running_lab(root_dir: Path, scratch: Path, *, timeout: float = 90):
         (settings_dir / name).write_text(json.dumps(values))
     env = {key: value for key, value in os.environ.items() if key != "SDPA_HEADLESS" and key != "MPLBACKEND"}
     env.update(SDPA_QUIZ_STORE=str(scratch / "quiz.json"), JUPYTER_RUNTIME_DIR=str(scratch / "runtime"),
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
+               PATH=interpreter_path(env.get("PATH", "")))
     # --port=0: the server binds a free port itself and reports it in its runtime file; a port
     # picked here could be taken by a kernel of another test before the server binds it.
     command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", "--port=0",

@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import nbformat
 from buggy import Bug
 from nbrun import HEADLESS_ENV, kernel_config
+from sdpa_lib.course_cli import temporary_course
+from sdpa_lib.grading.autograde import interpreter_path
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
@@ -56,9 +57,7 @@ def nbgrader_api(course: Path):
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
-    venv_bin = str(Path(sys.executable).parent)  # nbgrader runs `alembic` by name to create the gradebook
-    if venv_bin not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}"
+    os.environ["PATH"] = interpreter_path()  # nbgrader runs `alembic` by name to create the gradebook
     os.environ.update(HEADLESS_ENV)  # inherited by the kernels autograde starts
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     config.merge(kernel_config())  # the tests' kernel transport (tests/conftest.py)
@@ -72,8 +71,7 @@ def succeeded(result: dict, what: str) -> None:
 
 def make_course(directory: Path, assignment: str) -> Path:
     """A course in ``directory`` with solutions/<assignment> copied in and its release generated."""
-    config = (ROOT / "nbgrader_config.py").read_text()
-    (directory / "nbgrader_config.py").write_text(f"{config}\nc.CourseDirectory.root = {str(directory)!r}\n")
+    temporary_course(ROOT, directory)
     shutil.copytree(SOLUTIONS / assignment, directory / "solutions" / assignment)
     succeeded(nbgrader_api(directory).generate_assignment(assignment, force=True), f"generate_assignment {assignment}")
     return directory

@@ -20,7 +20,7 @@ import pytest
 from exercise_harness import SOLUTIONS, cells_by_id, grades, make_course, read, release_folder
 from nbrun import execute_notebook
 
-from sdpa_lib.grading.autograde import GRADED, UNGRADABLE, Limits, grade_student
+from sdpa_lib.grading.autograde import GRADED, UNGRADABLE, Limits, grade_student, interpreter_path
 
 ASSIGNMENT = "ch05_softmax"  # the smallest assignment: three functions, three test cells
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
@@ -128,7 +128,7 @@ def graded(course) -> subprocess.CompletedProcess:
     """`sdpa-course grade` over the whole class, once."""
     return subprocess.run([sys.executable, "-m", "sdpa_lib.course_cli", "grade", ASSIGNMENT, "--course", str(course),
                            f"--memory-mb={MEMORY_MB}", "--timeout=300"], capture_output=True, text=True,
-                          env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+                          env={**os.environ, "PATH": interpreter_path()})
 
 
 @pytest.fixture(scope="module")

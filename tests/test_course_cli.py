@@ -14,6 +14,7 @@ import pytest
 from exercise_harness import EXERCISES, ROOT, SOLUTIONS, cells_by_id, read
 
 from sdpa_lib.quiz.store import AnswerStore
+from sdpa_lib.grading.autograde import interpreter_path
 
 ASSIGNMENT = "ch05_softmax"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
@@ -52,7 +53,7 @@ def learner(tmp_path_factory) -> dict:
     store = AnswerStore(root / "quiz.json")
     store.record("some-question", False, "b")  # one question in the wrong-answer book
     env = {**os.environ, "SDPA_COURSE_SCORES": str(root / "scores.json"), "SDPA_QUIZ_STORE": str(root / "quiz.json"),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+           "PATH": interpreter_path()}
     return {"course": course, "exercise": exercise, "env": env}
 
 

@@ -12,12 +12,13 @@ import html
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 from exercise_harness import HIDDEN_REGION, SOLUTIONS, cells_by_id, make_course, read, region_lines
+
+from sdpa_lib.grading.autograde import interpreter_path, nbgrader_command
 
 ASSIGNMENT = "ch05_softmax"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
@@ -30,10 +31,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("instructor_flow"),
 
 def run(cwd: Path, home: Path, exchange: Path, *args: str) -> str:
     """``nbgrader <args>`` in ``cwd`` as the user whose HOME is ``home``, against the exchange folder."""
-    env = {**os.environ, "HOME": str(home), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    env = {**os.environ, "HOME": str(home), "PATH": interpreter_path(),
            "SDPA_HEADLESS": "1", "MPLBACKEND": "Agg"}
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, f"--Exchange.root={exchange}",
-                           "--log-level=INFO"], cwd=cwd, env=env, capture_output=True, text=True)
+    done = subprocess.run(nbgrader_command(*args, f"--Exchange.root={exchange}", "--log-level=INFO"), cwd=cwd, env=env, capture_output=True, text=True)
     assert done.returncode == 0, f"nbgrader {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr
 

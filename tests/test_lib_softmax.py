@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loops import (B, E, H, L, S, entropy_row, along_last_axis, log_softmax_row, logsumexp_row, randn,
+from loops import (B, H, L, S, entropy_row, along_last_axis, log_softmax_row, logsumexp_row, randn,
                    softmax_backward_loop, softmax_jacobian_loop, softmax_loop)
 from sdpa_lib import entropy, log_softmax, logsumexp, softmax, softmax_backward, softmax_jacobian
 

@@ -82,13 +82,19 @@ class StudentResult:
 
 # --- running nbgrader ------------------------------------------------------------------------------
 
+def interpreter_path(path: str | None = None) -> str:
+    """``PATH`` with this interpreter's bin folder first: nbgrader runs ``alembic`` (and jupyter its tools) by name."""
+    rest = os.environ.get("PATH", "") if path is None else path
+    return f"{Path(sys.executable).parent}{os.pathsep}{rest}"
+
+
 def child_environment() -> dict:
-    """The environment of nbgrader runs: this interpreter's bin first (nbgrader calls alembic), headless, one thread."""
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    return {**os.environ, "PATH": path, "SDPA_HEADLESS": "1", "MPLBACKEND": "Agg", **SINGLE_THREADED}
+    """The environment of nbgrader runs: this interpreter's bin first, headless, one thread."""
+    return {**os.environ, "PATH": interpreter_path(), "SDPA_HEADLESS": "1", "MPLBACKEND": "Agg", **SINGLE_THREADED}
 
 
 def nbgrader_command(*args: str) -> list[str]:
+    """nbgrader run by this interpreter."""
     return [sys.executable, "-m", "nbgrader", *args]
 
 
