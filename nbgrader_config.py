@@ -4,11 +4,9 @@ solutions/<assignment>/  is the instructor's source (nbgrader's "source" step),
 exercises/<assignment>/  is what `nbgrader generate_assignment` makes of it (the release step),
 and students' work is collected under submitted/, graded into autograded/, feedback/ (git-ignored).
 """
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sdpa_lib.chapters import CHAPTERS  # noqa: E402  (the one list of chapters)
+from sdpa_course.chapters import CHAPTERS  # the one list of chapters (sdpa_course is installed with the course)
 
 c = get_config()  # noqa: F821  (provided by nbgrader when it loads this file)
 
@@ -33,15 +31,15 @@ c.Execute.interrupt_on_timeout = True
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 60
 
-# A submission may not bring its own modules: a stray sdpa_lib.py or numpy/ beside the notebook
+# A submission may not bring its own modules: a stray sdpa_lib.py, sdpa_course/ or numpy/ beside the notebook
 # would shadow the reference the tests compare against.  These files are not copied for grading.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback",
-                            "*.py", "*.pth", "*.so", "sdpa_lib*", "numpy*"]
+                            "*.py", "*.pth", "*.so", "sdpa_lib*", "sdpa_course*", "numpy*"]
 
-# Feedback shows each failed test's message, not the hidden tests' source (see sdpa_lib/grading/feedback.py).
+# Feedback shows each failed test's message, not the hidden tests' source (see sdpa_course/grading/feedback.py).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbgrader.preprocessors.ClearHiddenTests",
-    "sdpa_lib.grading.feedback.ShowOnlyErrorMessages",
+    "sdpa_course.grading.feedback.ShowOnlyErrorMessages",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]

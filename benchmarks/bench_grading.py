@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from timing import ROOT, header, row
-from sdpa_lib.chapters import CHAPTERS
-from sdpa_lib.grading.autograde import interpreter_path, nbgrader_command
+from sdpa_course.chapters import CHAPTERS
+from sdpa_course.grading.autograde import interpreter_path, nbgrader_command
 
 sys.path.insert(0, str(ROOT / "tests"))
 from nbrun import execute_notebook  # noqa: E402

@@ -1,7 +1,7 @@
 """(3) Attention one query at a time (a Python loop) against the vectorised library: the speed-up the course quotes.
 
 float64, one head, E = Ev = 64, L = S in LENGTHS.  The loop is chapter 7's
-``sdpa_lib.scaling_study.attention_query_by_query``; the baseline is the vectorised
+``sdpa_course.lessons.cost.attention_query_by_query``; the baseline is the vectorised
 ``scaled_dot_product_attention`` on the same inputs, so the figure is loop time / vectorised time.
 Run alone: ``.venv/bin/python benchmarks/bench_loop.py [--repeats N]``.
 """
@@ -20,7 +20,7 @@ LENGTHS = (128, 512, 2048)
 def loop_version():
     """The course's loop-per-query attention, or None while chapter 7's module does not exist yet."""
     try:
-        from sdpa_lib.scaling_study import attention_query_by_query
+        from sdpa_course.lessons.cost import attention_query_by_query
     except ImportError:
         return None
     return attention_query_by_query
@@ -31,7 +31,7 @@ def main(argv=None) -> None:
     header(f"(3) loop per query vs vectorised, float64, one head, E = {E}, median of {repeats} interleaved runs")
     loop = loop_version()
     if loop is None:
-        row("loop / vectorised", "skipped: sdpa_lib.scaling_study.attention_query_by_query does not exist yet")
+        row("loop / vectorised", "skipped: sdpa_course.lessons.cost.attention_query_by_query does not exist yet")
         return
     rng = np.random.default_rng(0)
     for length in LENGTHS:

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 
 from timing import ROOT, header, row, verdict
-from sdpa_lib.chapters import CHAPTERS
+from sdpa_course.chapters import CHAPTERS
 
 sys.path.insert(0, str(ROOT / "tests"))
 from nbrun import execute_notebook, lecture_notebooks  # noqa: E402

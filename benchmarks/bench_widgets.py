@@ -29,11 +29,11 @@ from IPython.core.pylabtools import print_figure  # noqa: E402
 
 from timing import header, interleaved_timings, parse_repeats, row, verdict  # noqa: E402
 
-from sdpa_lib.widgets._base import CachedRedraw  # noqa: E402
-from sdpa_lib.widgets.mask_explorer import MASK_KINDS, MAX_LENGTH, draw_mask_explorer  # noqa: E402
-from sdpa_lib.widgets.pipeline import STEPS, draw_pipeline_step  # noqa: E402
-from sdpa_lib.widgets.saturation import D_K_CHOICES, draw_saturation  # noqa: E402
-from sdpa_lib.widgets.temperature import TEMPERATURE_RANGE, draw_temperature  # noqa: E402
+from sdpa_course.widgets._base import CachedRedraw  # noqa: E402
+from sdpa_course.widgets.mask_explorer import MASK_KINDS, MAX_LENGTH, draw_mask_explorer  # noqa: E402
+from sdpa_course.widgets.pipeline import STEPS, draw_pipeline_step  # noqa: E402
+from sdpa_course.widgets.saturation import D_K_CHOICES, draw_saturation  # noqa: E402
+from sdpa_course.widgets.temperature import TEMPERATURE_RANGE, draw_temperature  # noqa: E402
 
 TARGET_SECONDS = 0.1
 BASELINE = "baseline: a one-line plot, inline PNG"

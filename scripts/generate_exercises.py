@@ -15,10 +15,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from sdpa_course.chapters import CHAPTERS
+from sdpa_course.grading.autograde import interpreter_path, nbgrader_command
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from sdpa_lib.chapters import CHAPTERS  # noqa: E402
-from sdpa_lib.grading.autograde import interpreter_path, nbgrader_command  # noqa: E402
 
 
 def generate(assignments: list[str], output: Path) -> None:

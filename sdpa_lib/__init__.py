@@ -1,12 +1,17 @@
 """sdpa_lib: the reference library of the scaled dot-product attention course (numpy only).
 
+What a student re-implements and what grading compares against: softmax and its
+derivatives, scores and projections, masks, attention forward and backward, heads,
+tiled online softmax, cost counts, and the input checks.  It imports numpy and the
+standard library, nothing else; the course around it (grading, quiz, widgets, demos)
+is the separate package ``sdpa_course``.
+
 Shape legend: ``...`` leading axes (batch, heads), ``L`` query length, ``S`` key/value
 length, ``E`` query/key features, ``Ev`` value features, ``H`` heads, ``D`` d_model.
 Masks are boolean with True = may attend.
 """
 from .attention import (attention_weights, scaled_dot_product_attention,
                         scaled_dot_product_attention_backward)
-from .chapters import CHAPTERS, chapter
 from .complexity import attention_flops, attention_memory_bytes
 from .heads import MultiHeadAttention, merge_heads, split_heads
 from .masks import causal_mask, combine_masks, mask_to_bias, padding_mask
@@ -17,8 +22,8 @@ from .tiled import tiled_attention
 __version__ = "0.1.0"
 
 __all__ = [
-    "CHAPTERS", "MultiHeadAttention", "attention_flops", "attention_memory_bytes", "attention_weights",
-    "causal_mask", "chapter", "combine_masks", "cosine_scores", "dot_product_scores", "entropy",
+    "MultiHeadAttention", "attention_flops", "attention_memory_bytes", "attention_weights",
+    "causal_mask", "combine_masks", "cosine_scores", "dot_product_scores", "entropy",
     "init_projection", "log_softmax", "logsumexp", "mask_to_bias", "merge_heads", "padding_mask",
     "project_qkv", "scaled_dot_product_attention", "scaled_dot_product_attention_backward",
     "scaled_scores", "softmax", "softmax_backward", "softmax_jacobian", "split_heads", "tiled_attention",

@@ -18,7 +18,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from sdpa_lib.grading.autograde import interpreter_path
+from sdpa_course.grading.autograde import interpreter_path
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts" / "browser"  # screenshots; artifacts/ is git-ignored

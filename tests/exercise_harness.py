@@ -15,8 +15,8 @@ from pathlib import Path
 import nbformat
 from buggy import Bug
 from nbrun import HEADLESS_ENV, kernel_config
-from sdpa_lib.course_cli import temporary_course
-from sdpa_lib.grading.autograde import interpreter_path
+from sdpa_course.cli import temporary_course
+from sdpa_course.grading.autograde import interpreter_path
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"

@@ -20,7 +20,7 @@ import pytest
 from exercise_harness import SOLUTIONS, cells_by_id, grades, make_course, read, release_folder
 from nbrun import execute_notebook
 
-from sdpa_lib.grading.autograde import GRADED, UNGRADABLE, Limits, grade_student, interpreter_path
+from sdpa_course.grading.autograde import GRADED, UNGRADABLE, Limits, grade_student, interpreter_path
 
 ASSIGNMENT = "ch05_softmax"  # the smallest assignment: three functions, three test cells
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
@@ -36,15 +36,15 @@ SHADOW_MODULE = textwrap.dedent('''\
     import sys, types
     __path__ = []
     softmax = softmax_jacobian = softmax_backward = None
-    grading = types.ModuleType("sdpa_lib.grading")
+    grading = types.ModuleType("sdpa_course.grading")
     grading.check_against_reference = lambda *args, **kwargs: 1
     grading.grading_rng = lambda seed=None: __import__("numpy").random.default_rng(0)
     grading.seed_of = lambda rng: 0
-    catalogue = types.ModuleType("sdpa_lib.grading.catalogue")
-    softmax_catalogue = types.ModuleType("sdpa_lib.grading.catalogue.softmax")
+    catalogue = types.ModuleType("sdpa_course.grading.catalogue")
+    softmax_catalogue = types.ModuleType("sdpa_course.grading.catalogue.softmax")
     softmax_catalogue.SOFTMAX_MISTAKES = softmax_catalogue.JACOBIAN_MISTAKES = softmax_catalogue.BACKWARD_MISTAKES = ()
-    sys.modules.update({"sdpa_lib.grading": grading, "sdpa_lib.grading.catalogue": catalogue,
-                        "sdpa_lib.grading.catalogue.softmax": softmax_catalogue})
+    sys.modules.update({"sdpa_course.grading": grading, "sdpa_course.grading.catalogue": catalogue,
+                        "sdpa_course.grading.catalogue.softmax": softmax_catalogue})
 ''')
 
 
@@ -126,7 +126,7 @@ def course(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def graded(course) -> subprocess.CompletedProcess:
     """`sdpa-course grade` over the whole class, once."""
-    return subprocess.run([sys.executable, "-m", "sdpa_lib.course_cli", "grade", ASSIGNMENT, "--course", str(course),
+    return subprocess.run([sys.executable, "-m", "sdpa_course.cli", "grade", ASSIGNMENT, "--course", str(course),
                            f"--memory-mb={MEMORY_MB}", "--timeout=300"], capture_output=True, text=True,
                           env={**os.environ, "PATH": interpreter_path()})
 

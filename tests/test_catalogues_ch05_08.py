@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 import sdpa_lib
-from sdpa_lib.grading import GradingError, diagnose
-from sdpa_lib.grading.catalogue import attention, heads, masks, softmax, tiled
-from sdpa_lib.grading.isolation import correct_helpers
-from sdpa_lib.grading.memory import expect_no_score_matrix
+from sdpa_course.grading import GradingError, diagnose
+from sdpa_course.grading.catalogue import attention, heads, masks, softmax, tiled
+from sdpa_course.grading.isolation import correct_helpers
+from sdpa_course.grading.memory import expect_no_score_matrix
 
 RNG = np.random.default_rng(0)
 B, H, L, S, E, Ev = 2, 3, 5, 7, 4, 6  # every axis a different size
@@ -94,7 +94,7 @@ def uses_helper(x):
 
 def test_correct_helpers_substitutes_then_restores():
     """Does correct_helpers swap a helper in the student's namespace for the block only, past the forbid guard?"""
-    from sdpa_lib.grading import unavailable
+    from sdpa_course.grading import unavailable
     with correct_helpers(uses_helper, helper=sdpa_lib.softmax), unavailable(["softmax"], uses_helper):
         np.testing.assert_allclose(uses_helper(np.zeros(2)), [0.5, 0.5])
     assert uses_helper(3) == 3

@@ -13,8 +13,8 @@ import nbformat
 import pytest
 from exercise_harness import EXERCISES, ROOT, SOLUTIONS, cells_by_id, read
 
-from sdpa_lib.quiz.store import AnswerStore
-from sdpa_lib.grading.autograde import interpreter_path
+from sdpa_course.quiz.store import AnswerStore
+from sdpa_course.grading.autograde import interpreter_path
 
 ASSIGNMENT = "ch05_softmax"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
@@ -58,7 +58,7 @@ def learner(tmp_path_factory) -> dict:
 
 
 def sdpa_course(learner: dict, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sdpa_lib.course_cli", *args], cwd=cwd or learner["course"],
+    return subprocess.run([sys.executable, "-m", "sdpa_course.cli", *args], cwd=cwd or learner["course"],
                           env=learner["env"], capture_output=True, text=True, timeout=900)
 
 

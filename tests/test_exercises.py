@@ -13,7 +13,7 @@ import pytest
 import exercise_harness as harness
 from buggy import bugs_for
 from nbrun import execute_notebook
-from sdpa_lib.chapters import CHAPTERS
+from sdpa_course.chapters import CHAPTERS
 
 ASSIGNMENTS = harness.assignments()
 MIN_BUGS = 2

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from sdpa_lib.glossary import glossary_markdown, load_glossary
+from sdpa_course.glossary import glossary_markdown, load_glossary
 
 
 def test_glossary_entries_are_complete_and_unique():

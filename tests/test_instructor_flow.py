@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from exercise_harness import HIDDEN_REGION, SOLUTIONS, cells_by_id, make_course, read, region_lines
 
-from sdpa_lib.grading.autograde import interpreter_path, nbgrader_command
+from sdpa_course.grading.autograde import interpreter_path, nbgrader_command
 
 ASSIGNMENT = "ch05_softmax"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import yaml
 
-from sdpa_lib import (CHAPTERS, MultiHeadAttention, attention_flops, attention_memory_bytes, attention_weights,
-                      causal_mask, dot_product_scores, entropy, init_projection, padding_mask, scaled_scores,
-                      softmax, split_heads)
-from sdpa_lib.quiz import BankError, grade, load_bank
-from sdpa_lib.quiz.bank import BANK_DIR, load_questions
+from sdpa_course.chapters import CHAPTERS
+from sdpa_lib import (MultiHeadAttention, attention_flops, attention_memory_bytes, attention_weights, causal_mask,
+                      dot_product_scores, entropy, init_projection, padding_mask, scaled_scores, softmax, split_heads)
+from sdpa_course.quiz import BankError, grade, load_bank
+from sdpa_course.quiz.bank import BANK_DIR, load_questions
 
 BANK = load_bank()
 BY_ID = {q.id: q for q in BANK}

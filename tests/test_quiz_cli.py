@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sdpa_lib.quiz import QuizSession, select
-from sdpa_lib.quiz.cli import run_quiz
-from sdpa_lib.quiz.modes import choose_questions
+from sdpa_course.quiz import QuizSession, select
+from sdpa_course.quiz.cli import run_quiz
+from sdpa_course.quiz.modes import choose_questions
 
 
 def quiz(tmp_path, *args, stdin="", env=None):
-    """Run ``python -m sdpa_lib.quiz.cli`` with ``stdin``; returns the finished process."""
+    """Run ``python -m sdpa_course.quiz.cli`` with ``stdin``; returns the finished process."""
     environment = {**os.environ, "SDPA_QUIZ_STORE": str(tmp_path / "quiz.json"), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "sdpa_lib.quiz.cli", *args], input=stdin, text=True,
+    return subprocess.run([sys.executable, "-m", "sdpa_course.quiz.cli", *args], input=stdin, text=True,
                           capture_output=True, env=environment, timeout=60)
 
 
@@ -119,7 +119,7 @@ def test_corrupt_store_is_reported_and_the_quiz_goes_on(tmp_path):
 
 def start(tmp_path, *args):
     environment = {**os.environ, "SDPA_QUIZ_STORE": str(tmp_path / "quiz.json"), "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen([sys.executable, "-m", "sdpa_lib.quiz.cli", *args], stdin=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "sdpa_course.quiz.cli", *args], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
 
 

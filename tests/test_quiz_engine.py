@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from sdpa_lib.quiz import QuizSession, feedback, grade, parse_answer, present, select
-from sdpa_lib.quiz.engine import AnswerError, Presented, describe, format_question
-from sdpa_lib.quiz.modes import NothingToAsk, choose_questions
-from sdpa_lib.quiz.schema import Option, Question
-from sdpa_lib.quiz.store import AnswerStore
+from sdpa_course.quiz import QuizSession, feedback, grade, parse_answer, present, select
+from sdpa_course.quiz.engine import AnswerError, Presented, describe, format_question
+from sdpa_course.quiz.modes import NothingToAsk, choose_questions
+from sdpa_course.quiz.schema import Option, Question
+from sdpa_course.quiz.store import AnswerStore
 
 
 def make(kind, **fields):

@@ -8,7 +8,7 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from sdpa_lib.quiz.store import STORE_ENV, AnswerStore, StoreError, default_store_path
+from sdpa_course.quiz.store import STORE_ENV, AnswerStore, StoreError, default_store_path
 
 DAY0 = date(2026, 3, 2)
 
@@ -128,7 +128,7 @@ def test_store_path_comes_from_the_environment(monkeypatch, tmp_path):
 
 WRITER = textwrap.dedent("""
     import sys
-    from sdpa_lib.quiz.store import AnswerStore
+    from sdpa_course.quiz.store import AnswerStore
     store = AnswerStore(sys.argv[1])
     for number in range(int(sys.argv[3])):
         store.record(f"{sys.argv[2]}-{number}", number % 2 == 0, "A")

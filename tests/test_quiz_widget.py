@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from sdpa_lib.quiz import AnswerStore, check_yourself, present, quiz_widget, select
-from sdpa_lib.quiz.widget import QuestionCard, QuizRunner
+from sdpa_course.quiz import AnswerStore, check_yourself, present, quiz_widget, select
+from sdpa_course.quiz.widget import QuestionCard, QuizRunner
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from sdpa_lib import scaled_dot_product_attention  # noqa: E402
-from sdpa_lib.widgets.pipeline import STEPS, draw_pipeline_step, pipeline_explorer, pipeline_state  # noqa: E402
-from sdpa_lib.widgets.saturation import (D_K_CHOICES, draw_saturation, saturation_explorer,  # noqa: E402
+from sdpa_course.widgets.pipeline import STEPS, draw_pipeline_step, pipeline_explorer, pipeline_state  # noqa: E402
+from sdpa_course.widgets.saturation import (D_K_CHOICES, draw_saturation, saturation_explorer,  # noqa: E402
                                          saturation_state)
 
 

@@ -7,9 +7,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from sdpa_lib import causal_mask, padding_mask, softmax  # noqa: E402
-from sdpa_lib.widgets.mask_explorer import (MASK_KINDS, draw_mask_explorer, key_padding_mask,  # noqa: E402
+from sdpa_course.widgets.mask_explorer import (MASK_KINDS, draw_mask_explorer, key_padding_mask,  # noqa: E402
                                             mask_explorer, mask_explorer_state)
-from sdpa_lib.widgets.temperature import (DEFAULT_SCORES, draw_temperature, temperature_curve,  # noqa: E402
+from sdpa_course.widgets.temperature import (DEFAULT_SCORES, draw_temperature, temperature_curve,  # noqa: E402
                                           temperature_explorer, temperature_state)
 
 
@@ -131,9 +131,9 @@ def test_draw_mask_explorer_and_headless_explorer():
 
 from PIL import Image  # noqa: E402
 
-from sdpa_lib.widgets._base import CachedRedraw  # noqa: E402
-from sdpa_lib.widgets.pipeline import draw_pipeline_step  # noqa: E402
-from sdpa_lib.widgets.saturation import draw_saturation  # noqa: E402
+from sdpa_course.widgets._base import CachedRedraw  # noqa: E402
+from sdpa_course.widgets.pipeline import draw_pipeline_step  # noqa: E402
+from sdpa_course.widgets.saturation import draw_saturation  # noqa: E402
 
 REDRAWS = [  # draw, figure key, the values of three slider moves (the last is compared)
     pytest.param(draw_pipeline_step, lambda values: values["step"],

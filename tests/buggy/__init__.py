@@ -3,7 +3,7 @@
 A :class:`Bug` is a catalogued mistake written the way a student would write it: the
 whole source of one solution cell, the grade cell that must lose points for it, and a
 piece of text that must appear in that grade cell's feedback (usually the mistake's
-name from ``sdpa_lib.grading.catalogue``).  ``tests/test_exercises.py`` builds each
+name from ``sdpa_course.grading.catalogue``).  ``tests/test_exercises.py`` builds each
 submission from the solution notebook by replacing that cell, autogrades it with
 nbgrader and checks both.
 """

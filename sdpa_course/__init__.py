@@ -1,0 +1,13 @@
+"""sdpa_course: everything the scaled dot-product attention course needs around its reference library.
+
+``sdpa_lib`` is the reference (numpy only) that students re-implement and grading compares
+against; this package is the course built on it, one concern per module:
+
+* :mod:`~sdpa_course.chapters` and :mod:`~sdpa_course.glossary`: the chapter table and the bilingual terms;
+* :mod:`~sdpa_course.lessons`: the code the lecture notebooks call, one module per chapter topic;
+* :mod:`~sdpa_course.plots` and :mod:`~sdpa_course.widgets`: figures and interactive explorers;
+* :mod:`~sdpa_course.profiling`: the one timing rule and peak-memory measure;
+* :mod:`~sdpa_course.grading`: the nbgrader checks, the mistake catalogue and the autograder;
+* :mod:`~sdpa_course.quiz`: the interview question bank and its drill;
+* :mod:`~sdpa_course.cli`: the ``sdpa-course`` command (grade, check, progress).
+"""

@@ -1,0 +1,264 @@
+"""``sdpa-course``: grade a class (instructor), check your own exercises and see your progress (self-learner).
+
+    sdpa-course grade ASSIGNMENT [--course DIR] [--memory-mb N] [--timeout S]
+    sdpa-course check [CHAPTER ...] [--course DIR]
+    sdpa-course progress [--course DIR]
+
+``grade`` autogrades every submission in ``submitted/*/ASSIGNMENT`` with nbgrader, one bounded
+process per student (see :mod:`sdpa_course.grading.autograde`), writes ``grades/ASSIGNMENT.csv``
+(with a status column: an ungradable submission has a reason, not a 0), nbgrader's own export
+``grades/nbgrader_export.csv`` and everyone's feedback in ``feedback/``.
+
+``check`` grades the learner's ``exercises/`` exactly as the instructor would (hidden tests
+included) in a temporary course folder, so their notebooks are never touched; it prints the
+points per chapter and every failed test with its message, and remembers the scores for
+``progress``, which shows per chapter what is still to write, the last score and the quiz's
+wrong-answer book.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+
+from .chapters import CHAPTERS, Chapter, chapter
+from .grading.autograde import (GRADED, Limits, StudentResult, export_grades, generate_class_feedback, grade_class,
+                                grade_student, has_assignment, run_nbgrader, write_status_csv)
+
+SCORES_ENV = "SDPA_COURSE_SCORES"  # where `check` remembers the last scores (default: the user data dir)
+LEARNER = "learner"  # the student id of the self-learner in the temporary course
+STUB = "raise NotImplementedError()"
+ANSWER_STUB = "YOUR ANSWER HERE"
+
+
+# --- where things are --------------------------------------------------------------------------------
+
+def find_course(start: Path | None = None) -> Path:
+    """The course folder: ``start`` (or the working folder) or its nearest parent holding nbgrader_config.py."""
+    start = Path(start or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / "nbgrader_config.py").is_file():
+            return folder
+    raise SystemExit(f"sdpa-course: no nbgrader_config.py in {start} or above; run it inside the course "
+                     f"repository or pass --course DIR")
+
+
+def scores_path() -> Path:
+    """``$SDPA_COURSE_SCORES``, else ``check_scores.json`` in the user data directory."""
+    if os.environ.get(SCORES_ENV):
+        return Path(os.environ[SCORES_ENV]).expanduser()
+    import platformdirs
+    return platformdirs.user_data_path("sdpa-course", appauthor=False) / "check_scores.json"
+
+
+def load_scores() -> dict:
+    try:
+        return json.loads(scores_path().read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def save_scores(results: list[StudentResult]) -> None:
+    """Remember each checked chapter's score (written to a temporary file, then moved over the old one)."""
+    scores = load_scores()
+    when = datetime.now().isoformat(timespec="seconds")
+    for r in results:
+        scores[r.assignment] = {"status": r.status, "score": r.score, "max_score": r.max_score, "when": when}
+    path = scores_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_suffix(".tmp")
+    scratch.write_text(json.dumps(scores, indent=1))
+    os.replace(scratch, path)
+
+
+# --- grade: the instructor's class -------------------------------------------------------------------
+
+def grade(args: argparse.Namespace) -> int:
+    course = Path(args.course).resolve() if args.course else find_course()
+    limits = Limits(memory_mb=args.memory_mb, timeout=args.timeout)
+    if not has_assignment(course, args.assignment):
+        print(f"sdpa-course: {args.assignment} is not in {course / 'gradebook.db'}: run `nbgrader generate_assignment "
+              f"{args.assignment}` in {course} first (it records the tests that grading restores)", file=sys.stderr)
+        return 2
+    results = grade_class(course, args.assignment, limits)
+    if not results:
+        print(f"no submissions in {course / 'submitted'}/*/{args.assignment}")
+        return 1
+    ours = write_status_csv(results, course / "grades" / f"{args.assignment}.csv")
+    problems = generate_class_feedback(course, results, limits)
+    theirs = export_grades(course, course / "grades" / "nbgrader_export.csv", limits)
+    print(class_table(results))
+    print(*problems, sep="\n")
+    print(f"grades: {ours} (status column; nbgrader's export: {theirs}); feedback: {course / 'feedback'}")
+    return 0 if all(r.status == GRADED for r in results) else 1
+
+
+def class_table(results: list[StudentResult]) -> str:
+    rows = [f"{'student':<20} {'points':>11}  status"]
+    for r in results:
+        points = f"{r.score:g} / {r.max_score:g}" if r.status == GRADED else "-"
+        rows.append(f"{r.student:<20} {points:>11}  {r.status}" + (f": {r.reason}" if r.reason else ""))
+    return "\n".join(rows)
+
+
+# --- check: the self-learner's own exercises ---------------------------------------------------------
+
+def temporary_course(course: Path, folder: Path) -> Path:
+    """A course in ``folder`` with the course's configuration, rooted there, and an empty gradebook."""
+    config = (course / "nbgrader_config.py").read_text()
+    (folder / "nbgrader_config.py").write_text(f"{config}\nc.CourseDirectory.root = {str(folder)!r}\n")
+    return folder
+
+
+def check_one(course: Path, scratch: Path, item: Chapter, limits: Limits) -> StudentResult:
+    """Generate the assignment from solutions/ in the scratch course, submit a copy of exercises/, grade it."""
+    name = item.assignment
+    shutil.copytree(course / "solutions" / name, scratch / "solutions" / name)
+    run_nbgrader(scratch, "generate_assignment", name, "--force", limits=limits)
+    submitted = scratch / "submitted" / LEARNER / name
+    submitted.mkdir(parents=True)
+    for notebook in (course / "exercises" / name).glob("*.ipynb"):
+        shutil.copy2(notebook, submitted / notebook.name)
+    return grade_student(scratch, name, LEARNER, limits)
+
+
+def checkable(course: Path, keys: list[str]) -> list[Chapter]:
+    """The chapters asked for (all by default) that have both exercises/ and solutions/."""
+    try:
+        wanted = [chapter(key) for key in keys] if keys else list(CHAPTERS)
+    except KeyError as error:
+        raise SystemExit(f"sdpa-course: {error.args[0]}") from None
+    present = [c for c in wanted if (course / "exercises" / c.assignment).is_dir()
+               and (course / "solutions" / c.assignment).is_dir()]
+    for missing in sorted(set(wanted) - set(present)):
+        print(f"chapter {missing.number}: no exercises yet, skipped")
+    return present
+
+
+def check(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+    course = Path(args.course).resolve() if args.course else find_course()
+    limits = Limits(memory_mb=args.memory_mb, timeout=args.timeout)
+    chosen, results = checkable(course, args.chapters), []
+    with tempfile.TemporaryDirectory(prefix="sdpa-check-") as scratch:
+        scratch = temporary_course(course, Path(scratch))
+        for item in tqdm(chosen, desc="checking", unit="chapter", disable=len(chosen) < 2):
+            results.append(check_one(course, scratch, item, limits))
+    save_scores(results)
+    print(check_report(chosen, results))
+    return 0 if all(r.status == GRADED and r.score == r.max_score for r in results) else 1
+
+
+def readable(message: str) -> str:
+    if message.startswith("NotImplementedError"):
+        return "not written yet (the stub still raises NotImplementedError)"
+    return message
+
+
+def check_report(chosen: list[Chapter], results: list[StudentResult]) -> str:
+    """The points per chapter, then every failed test with its message (the hint is in it)."""
+    lines = [f"{'chapter':<46} {'points':>9}"]
+    for item, r in zip(chosen, results):
+        points = f"{r.score:g} / {r.max_score:g}" if r.status == GRADED else "not graded"
+        lines.append(f"{item.number:>2} {item.title:<43} {points:>9}")
+    total = [r for r in results if r.status == GRADED]
+    if total:
+        points = f"{sum(r.score for r in total):g} / {sum(r.max_score for r in total):g}"
+        lines.append(f"{'total':<46} {points:>9}")
+    for item, r in zip(chosen, results):
+        if r.status != GRADED:
+            lines.append(f"\n{item.assignment}: could not be graded: {r.reason}")
+        for test in r.failed:
+            message = "\n    ".join(readable(test.message).splitlines()[:12])
+            lines.append(f"\n{item.assignment} {test.grade_id} ({test.score:g}/{test.max_score:g}):\n    {message}")
+        if r.notes:
+            lines.append(f"\n{item.assignment} notes: " + "; ".join(r.notes))
+    return "\n".join(lines)
+
+
+# --- progress: the course at a glance ----------------------------------------------------------------
+
+def still_to_write(notebook_path: Path) -> list[str]:
+    """Names of the functions (or written answers) whose cell still holds the stub."""
+    todo = []
+    for cell in nbformat.read(notebook_path, as_version=4).cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if not meta.get("solution"):
+            continue
+        if cell.cell_type == "code" and STUB in cell.source:
+            todo += re.findall(r"^def (\w+)", cell.source, flags=re.M) or [meta.get("grade_id", "?")]
+        elif cell.cell_type == "markdown" and ANSWER_STUB in cell.source:
+            todo.append(f"{meta.get('grade_id', 'answer')} (written)")
+    return todo
+
+
+def wrong_answer_book() -> str:
+    """The quiz's wrong-answer book size, if the quiz is installed and its store readable."""
+    try:
+        from .quiz.store import AnswerStore
+        store = AnswerStore()
+        return f"quiz wrong-answer book: {len(store.book())} question(s), {len(store.due())} due today"
+    except Exception as error:  # the quiz is optional here: say why it is missing, don't fail the overview
+        return f"quiz wrong-answer book: unavailable ({type(error).__name__})"
+
+
+def progress_row(course: Path, item: Chapter, scores: dict) -> str:
+    folder = course / "exercises" / item.assignment
+    notebooks = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
+    todo = [name for path in notebooks for name in still_to_write(path)]
+    work = "no exercises yet" if not notebooks else ("all written" if not todo else f"to write: {', '.join(todo)}")
+    last = scores.get(item.assignment)
+    checked = "-" if not last else (f"{last['score']:g}/{last['max_score']:g} on {last['when'][:10]}"
+                                    if last["status"] == GRADED else f"not gradable on {last['when'][:10]}")
+    return f"{item.number:>2} {item.title:<43} {checked:>20}  {work}"
+
+
+def progress(args: argparse.Namespace) -> int:
+    course = Path(args.course).resolve() if args.course else find_course()
+    scores = load_scores()
+    print(f"{'chapter':<46} {'last check':>20}  exercises")
+    for item in CHAPTERS:
+        print(progress_row(course, item, scores))
+    print(wrong_answer_book())
+    return 0
+
+
+# --- the command line --------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sdpa-course", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    grading = commands.add_parser("grade", help="instructor: autograde every submission of an assignment")
+    grading.add_argument("assignment", help="e.g. ch05_softmax")
+    checking = commands.add_parser("check", help="self-learner: grade your own exercises/ (hidden tests too)")
+    checking.add_argument("chapters", nargs="*", help="chapter numbers or slugs (default: all)")
+    for sub, timeout in ((grading, 900.0), (checking, 600.0)):
+        sub.add_argument("--course", help="course folder (default: the one holding the working folder)")
+        sub.add_argument("--memory-mb", type=int, default=4096, help="address space cap per process (MiB)")
+        sub.add_argument("--timeout", type=float, default=timeout, help="seconds per student (wall clock and CPU)")
+        sub.set_defaults(run=grade if sub is grading else check)
+    overview = commands.add_parser("progress", help="self-learner: the course at a glance")
+    overview.add_argument("--course", help="course folder (default: the one holding the working folder)")
+    overview.set_defaults(run=progress)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:
+        print("\nInterrupted.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

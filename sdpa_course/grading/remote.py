@@ -1,0 +1,285 @@
+"""The student's code, seen from the grading process: functions that run in the student's kernel and return data.
+
+A grade cell runs in the grader's own process (see :mod:`~sdpa_course.grading.trusted_execute`).
+The names it uses that the student defined are bound to what :func:`student_bindings`
+fetches from the kernel: a variable arrives as a decoded value, a function as a
+:class:`RemoteFunction`, which sends its arguments into the kernel as data, lets the
+student's function run there, and rebuilds the result from the answer the kernel
+publishes.  The checks, the reference, the mistake catalogue and the verdict never run
+where the student's code does.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import json
+import os
+import socket
+import struct
+import threading
+import uuid
+import warnings
+from pathlib import Path
+from typing import Callable, Iterable
+
+import nbformat
+
+from . import codec, kernel_side
+from .errors import ForbiddenCallError, GradingError
+
+RESULT_MIME = kernel_side.RESULT_MIME
+AGENT_SOURCES = ((codec, "<sdpa grader codec>"), (kernel_side, "<sdpa grader agent>"))
+_WARNING_CLASSES = {cls.__name__: cls for cls in (RuntimeWarning, UserWarning, DeprecationWarning, FutureWarning,
+                                                   SyntaxWarning, ResourceWarning)}
+
+
+class StudentError(Exception):
+    """The student's function raised ``ename: evalue`` in its kernel; ``frames`` are its traceback outside the agent."""
+
+    def __init__(self, ename: str, evalue: str, frames: list):
+        super().__init__(f"{ename}: {evalue}" if evalue else ename)
+        self.ename, self.evalue, self.frames = ename, evalue, frames
+
+
+class StudentTimeout(StudentError):
+    """The student's function did not return within the time a cell may take."""
+
+
+class KernelAnswerError(GradingError):
+    """The kernel gave no usable answer (none, several, or one that is not data)."""
+
+
+def agent_installation() -> str:
+    """Code that installs the grader's agent as the module ``_sdpa_grader`` without binding any name of the student's."""
+    sources = [(Path(module.__file__).read_text(encoding="utf-8"), name) for module, name in AGENT_SOURCES]
+    return ("def __sdpa_install(sources):\n"
+            "    import sys, types\n"
+            "    module = types.ModuleType('_sdpa_grader')\n"
+            "    for source, name in sources:\n"
+            "        exec(compile(source, name, 'exec'), module.__dict__)\n"
+            "    sys.modules['_sdpa_grader'] = module\n"
+            f"__sdpa_install({sources!r})\n"
+            "del __sdpa_install\n")
+
+
+class StudentKernel:
+    """Requests to the grader's agent in the student's kernel, run through a notebook client's ``execute_cell``.
+
+    Parameters
+    ----------
+    execute : callable
+        ``execute(cell)`` runs a code cell in the kernel and fills its outputs
+        (nbclient's ``execute_cell`` with a fixed index).
+    folder : path
+        Where requests are written and the Unix socket for helper calls is made; the kernel
+        must be able to read it (it need not write there).
+    """
+
+    def __init__(self, execute: Callable, folder: Path):
+        self._execute, self._folder = execute, Path(folder)
+
+    def install(self) -> None:
+        cell = nbformat.v4.new_code_cell(agent_installation())
+        self._execute(cell)
+        errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+        if errors:
+            raise GradingError(f"the grader could not start its agent in the kernel: {errors[0].get('ename')}: "
+                               f"{errors[0].get('evalue')}")
+
+    def request(self, op: str, name: str, *, args=((), {}), helpers: dict | None = None,
+                measure_memory: bool = False) -> dict:
+        """Send one request and return the kernel's decoded answer (a dict with ``ok`` and what it carries)."""
+        request = {"id": uuid.uuid4().hex, "op": op, "name": name, "args": codec.encode(args),
+                   "measure_memory": measure_memory}
+        # The request travels as a file (arguments can be many megabytes), the answer as a display_data message.
+        path = self._folder / f"request-{request['id']}.json"
+        with self._helper_server(helpers or {}) as socket_path:
+            if helpers:
+                request["helpers"] = {"socket": socket_path, "names": sorted(helpers)}
+            path.write_text(json.dumps(request), encoding="utf-8")
+            os.chmod(path, 0o644)  # the kernel may run as another user in its sandbox
+            cell = nbformat.v4.new_code_cell(f"__import__('_sdpa_grader').handle_file({str(path)!r})")
+            try:
+                self._execute(cell)
+            finally:
+                path.unlink(missing_ok=True)
+        return self._answer(cell, request["id"], name)
+
+    def _answer(self, cell, request_id: str, name: str) -> dict:
+        answers = []
+        for output in cell.outputs:
+            text = output.get("data", {}).get(RESULT_MIME) if output.get("output_type") == "display_data" else None
+            if text is None:
+                continue
+            try:
+                answer = json.loads(text) if isinstance(text, str) else text
+            except ValueError:
+                raise KernelAnswerError(f"the answer for {name} is not valid data") from None
+            if isinstance(answer, dict) and answer.get("id") == request_id:
+                answers.append(answer)
+        if len(answers) != 1:
+            timeout = [o for o in cell.outputs if o.get("output_type") == "error" and "Timeout" in o.get("ename", "")]
+            if timeout and not answers:
+                raise StudentTimeout("TimeoutError", f"{name} did not finish within the time a cell may take", [])
+            raise KernelAnswerError(f"grading got {len(answers)} answers for {name} where it expects one: the "
+                                    f"kernel's output was tampered with, or the code stopped the kernel's agent")
+        return answers[0]
+
+    @contextlib.contextmanager
+    def _helper_server(self, helpers: dict):
+        """While the block runs, answer the kernel's helper calls on a Unix socket with the functions in ``helpers``."""
+        if not helpers:
+            yield None
+            return
+        path = str(self._folder / f"helpers-{uuid.uuid4().hex[:12]}.sock")
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(path)
+        os.chmod(path, 0o777)  # the kernel may run as another user in its sandbox
+        server.listen(4)
+        stop = threading.Event()
+        thread = threading.Thread(target=_serve_helpers, args=(server, helpers, stop), daemon=True)
+        thread.start()
+        try:
+            yield path
+        finally:
+            stop.set()
+            with contextlib.suppress(OSError):
+                server.shutdown(socket.SHUT_RDWR)  # wakes the accept() of the serving thread
+            server.close()
+            thread.join(timeout=5)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
+
+def _serve_helpers(server: socket.socket, helpers: dict, stop: threading.Event) -> None:
+    server.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            connection, _ = server.accept()
+        except (socket.timeout, OSError):
+            continue
+        with connection:
+            connection.settimeout(60)
+            try:
+                size = struct.unpack("!Q", kernel_side._read(connection, 8))[0]
+                if size > codec.MAX_BYTES:
+                    raise ValueError("request too large")
+                request = json.loads(kernel_side._read(connection, size))
+                function = helpers[request["name"]]
+                args, kwargs = codec.decode(request["args"])
+                answer = {"ok": True, "value": codec.encode(function(*args, **kwargs))}
+            except Exception as error:  # the student's inputs to the helper were bad: tell the kernel, keep serving
+                answer = {"ok": False, "error": f"{type(error).__name__}: {error}"}
+            with contextlib.suppress(OSError):
+                message = json.dumps(answer).encode()
+                connection.sendall(struct.pack("!Q", len(message)) + message)
+
+
+class RemoteFunction:
+    """A function the student defined, called in the student's kernel on data: ``f(*args, **kwargs)`` as if local.
+
+    The warnings it emitted are re-emitted here; the error it raised is raised here as
+    :class:`StudentError` (``NotImplementedError`` and ``ForbiddenCallError`` keep their
+    type, so a stub and a call to the absent reference are reported as such).
+    """
+
+    def __init__(self, kernel: StudentKernel, name: str):
+        self.kernel, self.__name__, self.__qualname__ = kernel, name, name
+        self.helpers: dict[str, Callable] = {}
+        self.last_peak_bytes: int | None = None
+
+    def __repr__(self) -> str:
+        return f"<student function {self.__name__} (in the student's kernel)>"
+
+    def __call__(self, *args, **kwargs):
+        return self.call(args, kwargs)
+
+    def call(self, args: tuple, kwargs: dict, *, measure_memory: bool = False):
+        try:
+            answer = self.kernel.request("call", self.__name__, args=(tuple(args), dict(kwargs)), helpers=self.helpers,
+                                         measure_memory=measure_memory)
+        except codec.UnsupportedValue as error:
+            raise GradingError(f"the grader could not send these inputs to your {self.__name__}: {error}") from None
+        if answer.get("missing"):
+            raise NameError(f"name {self.__name__!r} is no longer defined in your notebook")
+        for category, message in answer.get("warnings") or []:
+            warnings.warn(str(message), _WARNING_CLASSES.get(str(category), UserWarning), stacklevel=2)
+        if "error" in answer:
+            raise _student_exception(answer["error"])
+        if not answer["ok"]:
+            raise GradingError(f"your {self.__name__} returned something that is not data: {answer.get('unsupported')}")
+        self.last_peak_bytes = answer.get("peak_bytes")
+        return _decoded(answer["value"], self.__name__)
+
+
+def _decoded(payload, name: str):
+    try:
+        return codec.decode(payload)
+    except ValueError as error:
+        raise KernelAnswerError(f"the answer for {name} could not be read: {error}") from None
+
+
+def _student_exception(error: dict) -> Exception:
+    ename, evalue = str(error.get("ename", "Exception")), str(error.get("evalue", ""))
+    if ename == "NotImplementedError":
+        return NotImplementedError(evalue)
+    if ename == "ForbiddenCallError":
+        return ForbiddenCallError(evalue)
+    return StudentError(ename, evalue, list(error.get("frames") or []))
+
+
+# --- which names of a grade cell are the student's -------------------------------------------------
+
+def cell_names(source: str) -> tuple[set[str], set[str]]:
+    r"""(names a cell reads but never binds anywhere in it, other than builtins; names it binds).
+
+    Examples
+    --------
+    >>> read, bound = cell_names("import numpy as np\ndef check(x):\n    return softmax(x) + y\ncheck(np.ones(2))")
+    >>> sorted(read), sorted(bound)
+    (['softmax', 'y'], ['check', 'np', 'x'])
+    """
+    tree = ast.parse(source)
+    loaded, bound = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return loaded - bound - set(dir(builtins)), bound
+
+
+def student_bindings(kernel: StudentKernel, names: Iterable[str]) -> dict:
+    """``{name: value or RemoteFunction}`` for each name the student's kernel defines (absent names are left out)."""
+    bindings = {}
+    for name in sorted(names):
+        answer = kernel.request("get", name)
+        if answer.get("missing"):
+            continue
+        if answer.get("callable"):
+            bindings[name] = RemoteFunction(kernel, name)
+        elif answer["ok"]:
+            bindings[name] = _decoded(answer["value"], name)
+        else:
+            bindings[name] = _Unsendable(name, answer.get("unsupported", ""))
+    return bindings
+
+
+class _Unsendable:
+    """Stands for a student variable that is not data; using it in a check fails with the reason."""
+
+    def __init__(self, name: str, reason: str):
+        self.name, self.reason = name, reason
+
+    def __repr__(self) -> str:
+        return f"<{self.name}: not data ({self.reason})>"
+
+    def __getattr__(self, attribute):
+        raise GradingError(f"{self.name} in your notebook is not something grading can read: {self.reason}")

@@ -1,0 +1,129 @@
+"""The ``sdpa_lib`` a student's code sees while it is graded: the reference without the functions the assignment asks for.
+
+The grade cells name what a student must write themselves (``forbidden=("softmax", ...)``
+in their checks); :func:`absent_names` reads those names from the instructor's grade
+cells.  :func:`build_student_library` writes a copy of ``sdpa_lib`` in which each of them
+keeps its signature and docstring but its body is gone: calling it raises
+``ForbiddenCallError`` with a message that names it.  The code is removed from the copy,
+not hidden, so no import, reload, ``__code__`` clone or reading of the file brings it
+back.  The grader puts the copy first on the kernel's import path (and, in the sandbox,
+it is the only ``sdpa_lib`` there is).
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+from pathlib import Path
+from typing import Iterable
+
+ERROR_MODULE = '''"""The error raised by the functions removed from this copy of sdpa_lib while your work is graded."""
+
+
+class ForbiddenCallError(RuntimeError):
+    """Raised when graded code calls a reference function that the assignment asks you to write."""
+
+
+def absent(name):
+    raise ForbiddenCallError(
+        f"sdpa_lib.{name} is not available while your work is graded: this assignment asks you to write it "
+        f"yourself (numpy and the other sdpa_lib functions are allowed)")
+'''
+
+
+def absent_names(grade_sources: Iterable[str]) -> set[str]:
+    """The plain ``sdpa_lib`` names in every ``forbidden=(...)`` argument of the given grade-cell sources.
+
+    Dotted names (``"sdpa_course.lessons.applications.top_k"``) are left out: the course
+    package is not on a graded kernel's path at all.
+
+    Examples
+    --------
+    >>> sorted(absent_names(['check(f, g, cases, forbidden=("softmax", "logsumexp"))', 'x = 1']))
+    ['logsumexp', 'softmax']
+    """
+    names = set()
+    for source in grade_sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.keyword) and node.arg == "forbidden":
+                names.update(_literal_names(node.value))
+            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "FORBIDDEN"
+                                                      for t in node.targets):
+                names.update(_literal_names(node.value))
+    return {name for name in names if "." not in name}
+
+
+def _literal_names(node: ast.AST) -> set[str]:
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        return set()
+    return {item for item in value if isinstance(item, str)} if isinstance(value, (tuple, list, set)) else set()
+
+
+def reference_folder() -> Path:
+    """The folder of the installed ``sdpa_lib`` package (found without importing anything of the student's)."""
+    spec = importlib.util.find_spec("sdpa_lib")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the sdpa_lib package is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def build_student_library(destination: Path, absent: Iterable[str]) -> Path:
+    """Write ``destination/sdpa_lib/``: the reference with ``absent`` functions and classes gutted; return ``destination``.
+
+    Raises
+    ------
+    ValueError
+        If a name in ``absent`` is not a top-level function or class of any ``sdpa_lib`` module.
+    """
+    absent, removed = set(absent), set()
+    package = Path(destination) / "sdpa_lib"
+    package.mkdir(parents=True, exist_ok=True)
+    for source_path in sorted(reference_folder().glob("*.py")):
+        tree = ast.parse(source_path.read_text(encoding="utf-8"), str(source_path))
+        gutted = _gut(tree, absent)
+        removed |= gutted
+        if gutted:
+            tree.body.insert(_after_docstring(tree), ast.parse("from ._absent import absent as _absent").body[0])
+        (package / source_path.name).write_text(ast.unparse(ast.fix_missing_locations(tree)) + "\n", encoding="utf-8")
+    (package / "_absent.py").write_text(ERROR_MODULE, encoding="utf-8")
+    unknown = absent - removed
+    if unknown:
+        raise ValueError(f"cannot make {sorted(unknown)} absent: no sdpa_lib module defines them")
+    return Path(destination)
+
+
+def _after_docstring(tree: ast.Module) -> int:
+    """Index after the module docstring and ``from __future__`` imports (where a new import may go)."""
+    index = 0
+    for node in tree.body:
+        is_docstring = isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant)
+        is_future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        if not (is_docstring and index == 0 or is_future):
+            break
+        index += 1
+    return index
+
+
+def _gut(tree: ast.Module, absent: set[str]) -> set[str]:
+    """Replace the body of each absent top-level function (each absent class by a stub); return the names done."""
+    done = set()
+    for index, node in enumerate(tree.body):
+        if getattr(node, "name", None) not in absent:
+            continue
+        docstring = node.body[:1] if ast.get_docstring(node, clean=False) is not None else []
+        raise_it = ast.parse(f"_absent({node.name!r})").body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.body = docstring + raise_it
+            node.decorator_list = []
+        elif isinstance(node, ast.ClassDef):
+            stub = ast.parse(f"class {node.name}:\n    def __init__(self, *args, **kwargs):\n"
+                             f"        _absent({node.name!r})").body[0]
+            stub.body[:0] = docstring
+            tree.body[index] = stub
+        done.add(node.name)
+    return done

@@ -1,0 +1,8 @@
+"""The code the lecture notebooks call, one module per chapter topic, each a set of plain tested functions.
+
+* :mod:`~sdpa_course.lessons.scaling`: chapter 4, why scores are divided by sqrt(d_k) (variance, saturation);
+* :mod:`~sdpa_course.lessons.two_heads`: chapter 6, a task one head cannot solve and two heads can;
+* :mod:`~sdpa_course.lessons.cost`: chapter 7, time and memory against length, the H200 reference;
+* :mod:`~sdpa_course.lessons.applications`: chapter 9, toy translation, generation and retrieval;
+* :mod:`~sdpa_course.lessons.seed_code`: chapter 10, the seed document's own demo code, kept as written.
+"""
