@@ -25,6 +25,18 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.OverwriteCells.add_missing_cells = True
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"\w*Warning:"
+# The verdict is decided outside the student's process (sdpa_course/grading/trusted_execute.py): the
+# student's cells run in their kernel, each test cell runs here from the gradebook's source, and calls
+# the student's functions in the kernel on data.  The rest of the pipeline is nbgrader's own.
+c.Autograde.autograde_preprocessors = [
+    "sdpa_course.grading.trusted_execute.TrustedExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 # A cell that loops forever is stopped and scores 0; the others still run.
 c.Execute.timeout = 60
 c.Execute.interrupt_on_timeout = True

@@ -1,10 +1,14 @@
-"""(6) Autograding one assignment with the real nbgrader CLI: one student, then a class of 20.
+"""(6) Autograding one assignment with the real nbgrader CLI: one student, then a class of 20; and check vs plain.
 
 In a temporary course directory (a copy of ``nbgrader_config.py`` and ``solutions/<assignment>``)
 the assignment is generated, every student submits the reference solution (so every test
 runs: the slowest honest case), and ``nbgrader autograde`` grades them.  Baselines, in the
 same run: the solution notebook executed headless without nbgrader (for one student), and
 20 times the one-student time (for the class: below 1x means fixed costs are shared).
+Then the grading issue's target: ``sdpa-course check`` of one chapter (the trusted engine in
+the sandbox, generation included) against one plain ``nbgrader autograde`` of the same solution
+with nbgrader's own ``Execute`` (no sandbox, tests in the student's kernel), run in turns
+``--repeats`` times; the median of the per-run ratios and their range are printed.
 Run alone: ``.venv/bin/python benchmarks/bench_grading.py [--assignment ch05_softmax] [--students 20]``.
 """
 from __future__ import annotations
@@ -18,9 +22,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from timing import ROOT, header, row
-from sdpa_course.chapters import CHAPTERS
+import numpy as np
+from timing import ROOT, header, row, verdict
+from sdpa_course.chapters import CHAPTERS, chapter
 from sdpa_course.grading.autograde import interpreter_path, nbgrader_command
+from sdpa_course.grading.sandbox import sandbox_status
+
+# nbgrader's own autograde pipeline (what the course's nbgrader_config.py replaces the first step of)
+PLAIN_PIPELINE = """
+c.Autograde.autograde_preprocessors = [
+    "nbgrader.preprocessors.Execute", "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor", "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades", "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata"]
+"""
+CHECK_TARGET = 1.5
 
 sys.path.insert(0, str(ROOT / "tests"))
 from nbrun import execute_notebook  # noqa: E402
@@ -41,9 +57,12 @@ def nbgrader(course: Path, *arguments: str) -> float:
     return time.perf_counter() - started
 
 
-def make_course(scratch: Path, assignment: str) -> Path:
+def make_course(scratch: Path, assignment: str, *, plain: bool = False) -> Path:
     """A course directory with the config and the assignment's source, the assignment generated."""
     shutil.copy(ROOT / "nbgrader_config.py", scratch / "nbgrader_config.py")
+    if plain:
+        with open(scratch / "nbgrader_config.py", "a") as config:
+            config.write(PLAIN_PIPELINE)
     shutil.copytree(ROOT / "solutions" / assignment, scratch / "solutions" / assignment)
     nbgrader(scratch, "generate_assignment", assignment, "--force")
     return scratch
@@ -66,10 +85,47 @@ def plain_run_seconds(assignment: str) -> float:
     return execute_notebook(notebook)[1]
 
 
+def plain_autograde_seconds(assignment: str) -> float:
+    """One student's ``nbgrader autograde`` with nbgrader's own pipeline, the course generated beforehand."""
+    with tempfile.TemporaryDirectory() as scratch:
+        return autograde(make_course(Path(scratch), assignment, plain=True), assignment, ["student01"])
+
+
+def check_seconds(assignment: str) -> float:
+    """``sdpa-course check`` of the chapter on a learner's folder whose exercises are the solution."""
+    with tempfile.TemporaryDirectory() as scratch:
+        learner = Path(scratch)
+        shutil.copy(ROOT / "nbgrader_config.py", learner / "nbgrader_config.py")
+        shutil.copytree(ROOT / "solutions" / assignment, learner / "solutions" / assignment)
+        shutil.copytree(ROOT / "solutions" / assignment, learner / "exercises" / assignment)
+        os.chmod(learner, 0o755)
+        env = {**os.environ, "PATH": interpreter_path(), "SDPA_COURSE_SCORES": str(learner / "scores.json")}
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "sdpa_course.cli", "check", str(chapter(assignment).number),
+                        "--course", str(learner)], cwd=learner, env=env, check=True, capture_output=True, text=True)
+        return time.perf_counter() - started
+
+
+def check_against_plain(assignment: str, repeats: int) -> None:
+    """The median and range of (check time / plain autograde time), the two run in turns."""
+    ratios, checks, plains = [], [], []
+    for _ in range(repeats):
+        plains.append(plain_autograde_seconds(assignment))
+        checks.append(check_seconds(assignment))
+        ratios.append(checks[-1] / plains[-1])
+    median = float(np.median(ratios))
+    sandbox = "in the sandbox" if sandbox_status().usable else "WITHOUT the sandbox (bwrap not usable here)"
+    row(f"sdpa-course check {assignment} ({sandbox}) / plain nbgrader autograde",
+        f"{median:4.2f}x (range {min(ratios):4.2f}x to {max(ratios):4.2f}x over {repeats} runs; check "
+        f"{np.median(checks):4.1f} s, plain {np.median(plains):4.1f} s)",
+        f"<= {CHECK_TARGET}x", verdict(median, CHECK_TARGET))
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--assignment", default=first_assignment())
     parser.add_argument("--students", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=3, help="runs of check vs plain autograde (default 3)")
     args = parser.parse_args(argv)
     header(f"(6) nbgrader autograde, assignment {args.assignment}, 1 student then {args.students}")
     if args.assignment is None or not (ROOT / "solutions" / args.assignment).is_dir():
@@ -84,6 +140,7 @@ def main(argv=None) -> None:
         many = autograde(make_course(Path(class_dir), args.assignment), args.assignment, students)
         row(f"class of {args.students}", f"{many:5.1f} s = {many / (one * args.students):4.2f}x "
             f"{args.students} x one student", "no target")
+    check_against_plain(args.assignment, args.repeats)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """``sdpa-course``: grade a class (instructor), check your own exercises and see your progress (self-learner).
 
-    sdpa-course grade ASSIGNMENT [--course DIR] [--memory-mb N] [--timeout S]
-    sdpa-course check [CHAPTER ...] [--course DIR]
+    sdpa-course grade ASSIGNMENT [--course DIR] [--memory-mb N] [--timeout S] [--strict]
+    sdpa-course check [CHAPTER ...] [--course DIR] [--strict]
     sdpa-course progress [--course DIR]
 
 ``grade`` autogrades every submission in ``submitted/*/ASSIGNMENT`` with nbgrader, one bounded
@@ -81,9 +81,27 @@ def save_scores(results: list[StudentResult]) -> None:
 
 # --- grade: the instructor's class -------------------------------------------------------------------
 
+def sandbox_or_refusal(args: argparse.Namespace) -> int:
+    """Say once which protections are off when the sandbox is not usable; 2 if ``--strict`` refuses to go on."""
+    from .grading.sandbox import sandbox_status
+    status = sandbox_status()
+    if status.usable:
+        return 0
+    if args.strict:
+        print(f"sdpa-course: --strict: the grading sandbox is not available ({status.problem}); install bubblewrap "
+              f"(Debian: apt-get install bubblewrap) on a kernel with user namespaces, or drop --strict",
+              file=sys.stderr)
+        return 2
+    print(f"note: {status.fallback_sentence()} The verdict is still decided outside the student's code.",
+          file=sys.stderr)
+    return 0
+
+
 def grade(args: argparse.Namespace) -> int:
     course = Path(args.course).resolve() if args.course else find_course()
-    limits = Limits(memory_mb=args.memory_mb, timeout=args.timeout)
+    limits = Limits(memory_mb=args.memory_mb, timeout=args.timeout, strict=args.strict)
+    if sandbox_or_refusal(args):
+        return 2
     if not has_assignment(course, args.assignment):
         print(f"sdpa-course: {args.assignment} is not in {course / 'gradebook.db'}: run `nbgrader generate_assignment "
               f"{args.assignment}` in {course} first (it records the tests that grading restores)", file=sys.stderr)
@@ -146,7 +164,9 @@ def checkable(course: Path, keys: list[str]) -> list[Chapter]:
 def check(args: argparse.Namespace) -> int:
     from tqdm import tqdm
     course = Path(args.course).resolve() if args.course else find_course()
-    limits = Limits(memory_mb=args.memory_mb, timeout=args.timeout)
+    limits = Limits(memory_mb=args.memory_mb, timeout=args.timeout, strict=args.strict)
+    if sandbox_or_refusal(args):
+        return 2
     chosen, results = checkable(course, args.chapters), []
     with tempfile.TemporaryDirectory(prefix="sdpa-check-") as scratch:
         scratch = temporary_course(course, Path(scratch))
@@ -244,6 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--course", help="course folder (default: the one holding the working folder)")
         sub.add_argument("--memory-mb", type=int, default=4096, help="address space cap per process (MiB)")
         sub.add_argument("--timeout", type=float, default=timeout, help="seconds per student (wall clock and CPU)")
+        sub.add_argument("--strict", action="store_true",
+                         help="refuse to grade where the bubblewrap sandbox of the student's kernel is not available")
         sub.set_defaults(run=grade if sub is grading else check)
     overview = commands.add_parser("progress", help="self-learner: the course at a glance")
     overview.add_argument("--course", help="course folder (default: the one holding the working folder)")

@@ -4,6 +4,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -31,3 +32,20 @@ def pytest_configure(config):
     Path(folder, "jupyter_config.json").write_text(json.dumps(settings))
     os.environ[KERNEL_SOCKETS_ENV] = folder
     os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(filter(None, [folder, os.environ.get("JUPYTER_CONFIG_PATH")]))
+
+
+REQUIRE_SANDBOX_ENV = "SDPA_REQUIRE_SANDBOX"
+
+
+@pytest.fixture(scope="session")
+def require_sandbox():
+    """Skip (fail in CI, where SDPA_REQUIRE_SANDBOX=1) when bubblewrap cannot sandbox a kernel here."""
+    from sdpa_course.grading.sandbox import sandbox_status
+    status = sandbox_status()
+    if not status.usable:
+        message = (f"the grading sandbox is not available ({status.problem}): install bubblewrap "
+                   f"(as root: apt-get install bubblewrap)")
+        if os.environ.get(REQUIRE_SANDBOX_ENV):
+            pytest.fail(message)
+        pytest.skip(message)
+    return status

@@ -220,7 +220,7 @@ def test_calling_the_reference_scores_zero_with_the_reason(course, rows):
     """A softmax that calls sdpa_lib.softmax loses that test, and the feedback says why."""
     assert points(course, "calls_reference") == {**full(course), f"test_{FIRST}": 0}
     feedback = (course / "feedback" / "calls_reference" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
-    assert "ForbiddenCallError" in feedback and "unavailable while your softmax is graded" in feedback
+    assert "ForbiddenCallError" in feedback and "sdpa_lib.softmax is not available while your work is graded" in feedback
 
 
 def test_a_shipped_sdpa_lib_cannot_shadow_the_reference(course, rows, tmp_path):
@@ -236,13 +236,16 @@ def test_a_shipped_sdpa_lib_cannot_shadow_the_reference(course, rows, tmp_path):
             and any(output.output_type == "error" for output in cell.outputs)] == []
 
 
-@pytest.mark.parametrize("student, replaced", [("patches_rng", "numpy.random.default_rng"),
-                                               ("patches_allclose", "numpy.allclose")])
-def test_monkeypatched_numpy_is_refused(course, rows, student, replaced):
-    """Replacing a numpy function the checks rely on scores 0 on every test, naming the function."""
-    assert set(points(course, student).values()) == {0}
-    feedback = (course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
-    assert f"{replaced} was replaced by code in the submission" in feedback
+def test_monkeypatched_numpy_changes_nothing(course, rows):
+    """Replacing numpy functions in the student's kernel cannot touch the checks, which run in the grader.
+
+    A seeded ``default_rng`` leaves the honest functions their full marks; an ``np.allclose`` that always
+    says True does not save an identity softmax, which loses its test as it would anyway.
+    """
+    assert points(course, "patches_rng") == full(course)
+    assert points(course, "patches_allclose") == {**full(course), f"test_{FIRST}": 0}
+    feedback = (course / "feedback" / "patches_allclose" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "wrong answer on inputs" in feedback
 
 
 def test_regrading_starts_from_clean_scores(course, rows):

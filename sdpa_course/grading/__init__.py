@@ -22,8 +22,9 @@ from .forbid import unavailable
 from .integrity import check_environment
 from .mistakes import Mistake, diagnose
 from .randomness import grading_rng, random_attention_inputs, seed_of
+from .remote import source_of
 
 __all__ = [
     "ForbiddenCallError", "GradingError", "Mistake", "check_against_reference", "check_environment", "diagnose", "expect_close",
-    "expect_rows_sum_to_one", "expect_shape", "grading_rng", "random_attention_inputs", "seed_of", "unavailable",
+    "expect_rows_sum_to_one", "expect_shape", "grading_rng", "random_attention_inputs", "seed_of", "source_of", "unavailable",
 ]

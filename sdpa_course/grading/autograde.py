@@ -10,9 +10,11 @@ the kernel it starts is stopped with it) with the limits a process can set on it
 * a wall-clock timeout, after which the whole process group is killed.
 
 The per-cell timeout (``Execute.timeout`` with ``interrupt_on_timeout``) is nbgrader's, set in
-``nbgrader_config.py``.  None of this is a sandbox: the student's code can still read and
-write whatever the grading user can.  Run grading in a container or as a separate user
-(see docs/instructor.md).
+``nbgrader_config.py``.  Inside that process the verdict is decided outside the student's
+kernel (:mod:`~sdpa_course.grading.trusted_execute`), and the kernel runs in a bubblewrap
+sandbox with its own memory, CPU-time and process limits (:mod:`~sdpa_course.grading.sandbox`);
+``Limits.memory_mb`` and ``Limits.timeout`` are passed on to it, and ``Limits.strict``
+refuses to grade where the sandbox is not available.
 
 A submission that cannot be graded (the kernel died, the notebook can't be read, the time
 ran out) is reported as ``ungradable`` with the reason, never as a silent 0; before
@@ -46,15 +48,18 @@ FAILURE_REASONS = (
     (r"MemoryError|Cannot allocate memory", "grading ran out of memory (the memory limit)"),
     (r"Missing grade cell", "test cells are missing and nbgrader could not put them back: the notebook is not "
                             "the released one (start again from the release, keep its cells)"),
+    (r"SandboxUnavailableError", "the sandbox is not available here and --strict refuses to grade without it"),
     (r"UnresponsiveKernelError|TimeoutError", "the kernel stopped responding"),
 )
 
 
 @dataclass(frozen=True)
 class Limits:
-    """What one student's grading may use: address space per process (MiB) and seconds (wall clock and CPU)."""
+    """What one student's grading may use: address space per process (MiB), seconds (wall clock and CPU), and
+    whether grading without the sandbox is refused (``strict``)."""
     memory_mb: int = 4096
     timeout: float = 900.0
+    strict: bool = False
 
 
 @dataclass(frozen=True)
@@ -278,12 +283,20 @@ def failed_tests(course: Path, assignment: str, student: str, scores: dict) -> l
 
 # --- grading ---------------------------------------------------------------------------------------
 
+def kernel_limits(limits: Limits) -> list[str]:
+    """nbgrader options that give the sandboxed kernel the same memory and CPU limits (and strictness)."""
+    options = [f"--SandboxedKernelManager.memory_mb={limits.memory_mb}",
+               f"--SandboxedKernelManager.cpu_seconds={max(1, int(limits.timeout))}"]
+    return options + (["--SandboxedKernelManager.strict=True"] if limits.strict else [])
+
+
 def grade_student(course: Path, assignment: str, student: str, limits: Limits = Limits()) -> StudentResult:
     """Autograde one student's submission from clean scores, in a bounded process."""
     course = Path(course)
     forget_submission(course, assignment, student)
     status, output = run_limited(nbgrader_command("autograde", assignment, f"--student={student}", "--force",
-                                                  "--Autograde.create_student=True"), course, limits)
+                                                  "--Autograde.create_student=True", *kernel_limits(limits)),
+                                 course, limits)
     if status != 0:
         forget_submission(course, assignment, student)  # leave no half-made submission to export as 0
         return StudentResult(student, assignment, UNGRADABLE, reason=failure_reason(status, output, limits))

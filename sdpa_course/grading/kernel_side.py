@@ -17,6 +17,7 @@ namespace to stubs that ask the grader (over a Unix socket it listens on for tha
 only) for the reference helper's result, so that a function is graded on its own and
 not again for the mistakes of the helpers it calls.
 """
+import inspect
 import json
 import socket
 import struct
@@ -105,7 +106,7 @@ def handle_file(path: str) -> None:
 
 
 def handle(request_text: str) -> None:
-    """Serve one request (JSON: ``id``, ``op`` get or call, ``name``, ``args``, ``helpers``, ``measure_memory``)."""
+    """Serve one request (JSON: ``id``, ``op`` get, source or call, ``name``, ``args``, ``helpers``, ``measure_memory``)."""
     request = json.loads(request_text)
     answer = {"id": request["id"], "ok": False}
     namespace = _user_namespace()
@@ -115,6 +116,13 @@ def handle(request_text: str) -> None:
         _publish(answer)
         return
     target = namespace[name]
+    if request["op"] == "source":
+        try:
+            _encode_into(answer, inspect.getsource(target))
+        except (OSError, TypeError) as error:
+            answer["unsupported"] = f"its source is not available ({error})"
+        _publish(answer)
+        return
     if request["op"] == "get":
         if callable(target):
             answer.update(ok=True, callable=True)

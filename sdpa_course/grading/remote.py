@@ -74,10 +74,14 @@ class StudentKernel:
     folder : path
         Where requests are written and the Unix socket for helper calls is made; the kernel
         must be able to read it (it need not write there).
+    kernel_pid : callable, optional
+        Returns the host pid of the kernel process (or None): then a call made with
+        ``measure_memory`` also reports the kernel's peak resident memory, measured from
+        outside through ``/proc`` (which the student's code cannot tamper with).
     """
 
-    def __init__(self, execute: Callable, folder: Path):
-        self._execute, self._folder = execute, Path(folder)
+    def __init__(self, execute: Callable, folder: Path, kernel_pid: Callable[[], int | None] | None = None):
+        self._execute, self._folder, self._kernel_pid = execute, Path(folder), kernel_pid
 
     def install(self) -> None:
         cell = nbformat.v4.new_code_cell(agent_installation())
@@ -100,11 +104,16 @@ class StudentKernel:
             path.write_text(json.dumps(request), encoding="utf-8")
             os.chmod(path, 0o644)  # the kernel may run as another user in its sandbox
             cell = nbformat.v4.new_code_cell(f"__import__('_sdpa_grader').handle_file({str(path)!r})")
+            pid = self._kernel_pid() if measure_memory and self._kernel_pid else None
+            start = _reset_resident_peak(pid) if pid else None
             try:
                 self._execute(cell)
             finally:
                 path.unlink(missing_ok=True)
-        return self._answer(cell, request["id"], name)
+        answer = self._answer(cell, request["id"], name)
+        if start is not None:
+            answer["resident_peak_bytes"] = max(0, _status_bytes(pid, "VmHWM") - start)
+        return answer
 
     def _answer(self, cell, request_id: str, name: str) -> dict:
         answers = []
@@ -152,6 +161,23 @@ class StudentKernel:
                 os.unlink(path)
 
 
+def _status_bytes(pid: int, field: str) -> int:
+    """A memory figure of ``/proc/<pid>/status`` (``VmRSS``, ``VmHWM``) in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) * 1024
+    raise ValueError(f"/proc/{pid}/status has no {field}")
+
+
+def _reset_resident_peak(pid: int) -> int | None:
+    """Reset the process's peak resident memory to its current one (``clear_refs`` 5); return that, or None."""
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+        return _status_bytes(pid, "VmRSS")
+    except (OSError, ValueError):
+        return None
+
+
 def _serve_helpers(server: socket.socket, helpers: dict, stop: threading.Event) -> None:
     server.settimeout(0.2)
     while not stop.is_set():
@@ -187,13 +213,23 @@ class RemoteFunction:
     def __init__(self, kernel: StudentKernel, name: str):
         self.kernel, self.__name__, self.__qualname__ = kernel, name, name
         self.helpers: dict[str, Callable] = {}
-        self.last_peak_bytes: int | None = None
+        self.last_peak_bytes: int | None = None  # of the last call with measure_memory (see call)
 
     def __repr__(self) -> str:
         return f"<student function {self.__name__} (in the student's kernel)>"
 
     def __call__(self, *args, **kwargs):
         return self.call(args, kwargs)
+
+    def source(self) -> str:
+        """The source of the student's function, as the kernel reports it (``OSError`` if it has none)."""
+        answer = self.kernel.request("source", self.__name__)
+        if not answer["ok"]:
+            raise OSError(f"the source of {self.__name__} is not available: {answer.get('unsupported', '')}")
+        source = _decoded(answer["value"], self.__name__)
+        if not isinstance(source, str):
+            raise KernelAnswerError(f"the source of {self.__name__} came back as a {type(source).__name__}")
+        return source
 
     def call(self, args: tuple, kwargs: dict, *, measure_memory: bool = False):
         try:
@@ -209,7 +245,8 @@ class RemoteFunction:
             raise _student_exception(answer["error"])
         if not answer["ok"]:
             raise GradingError(f"your {self.__name__} returned something that is not data: {answer.get('unsupported')}")
-        self.last_peak_bytes = answer.get("peak_bytes")
+        # Measured from outside when possible (resident memory); else what the kernel's tracemalloc reported.
+        self.last_peak_bytes = answer.get("resident_peak_bytes", answer.get("peak_bytes"))
         return _decoded(answer["value"], self.__name__)
 
 
@@ -283,3 +320,9 @@ class _Unsendable:
 
     def __getattr__(self, attribute):
         raise GradingError(f"{self.name} in your notebook is not something grading can read: {self.reason}")
+
+
+def source_of(function) -> str:
+    """The source code of a student's function: asked of the kernel for a :class:`RemoteFunction`, else ``inspect``."""
+    import inspect
+    return function.source() if isinstance(function, RemoteFunction) else inspect.getsource(function)

@@ -36,13 +36,16 @@ from nbclient.exceptions import DeadKernelError
 from nbgrader.preprocessors import Execute
 from traitlets import Unicode
 
+from .autograde import descendants
 from .remote import StudentKernel, cell_names, student_bindings
+from .sandbox import SandboxedKernelManager
 from .student_lib import absent_names, build_student_library
 
-STUDENT_LIBRARY = "student-lib"
+STUDENT_LIBRARY = "student-lib"  # the kernel's import folder: the student-side sdpa_lib
+REQUESTS = "grader-requests"  # in it, the grader's requests and helper sockets (a name no import can reach)
 # Large arrays always come from mmap and go back to the system when freed, so a kernel's
-# resident memory follows what its code holds (see the memory checks).
-KERNEL_ENVIRONMENT = {"PYTHONNOUSERSITE": "1", "MALLOC_MMAP_THRESHOLD_": "65536", "MPLBACKEND": "Agg"}
+# resident memory follows what its code holds; widgets and plots draw headless.
+KERNEL_ENVIRONMENT = {"MALLOC_MMAP_THRESHOLD_": "65536", "SDPA_HEADLESS": "1"}
 
 
 class TrustedExecute(Execute):
@@ -51,14 +54,22 @@ class TrustedExecute(Execute):
     runtime_parent = Unicode("", help="Folder for the per-notebook grading files (the default temporary folder if "
                                       "empty).").tag(config=True)
 
+    def __init__(self, **kwargs):
+        # nbgrader's Execute passes its own kernel manager class as an argument, which beats the config.
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(**kwargs)
+
     def preprocess(self, nb, resources=None, km=None):
         self._trusted_sources = trusted_sources(resources)
         grade_sources = [source for kind, source in self._trusted_sources.values() if kind == "grade"]
         runtime = Path(tempfile.mkdtemp(prefix="sdpa-grading-", dir=self.runtime_parent or None))
         try:
-            os.chmod(runtime, 0o755)
+            os.chmod(runtime, 0o755)  # a sandboxed kernel runs as a user of its own and reads its library here
             self._library = build_student_library(runtime / STUDENT_LIBRARY, absent_names(grade_sources))
-            self._kernel = StudentKernel(self._execute_request, runtime)
+            requests = self._library / REQUESTS
+            requests.mkdir()
+            os.chmod(requests, 0o755)
+            self._kernel = StudentKernel(self._execute_request, requests, self._kernel_pid)
             self._namespace = {"__name__": "__grading__", "__builtins__": __builtins__}
             self._trusted_names: set[str] = set()
             self._agent_ready = False
@@ -66,11 +77,31 @@ class TrustedExecute(Execute):
         finally:
             shutil.rmtree(runtime, ignore_errors=True)
 
-    async def async_start_new_kernel(self, **kwargs):
-        """Start the kernel with the student-side ``sdpa_lib`` first on its import path."""
-        environment = dict(kwargs.pop("env", None) or os.environ)
-        environment.update(KERNEL_ENVIRONMENT, PYTHONPATH=str(self._library))
-        await super().async_start_new_kernel(env=environment, **kwargs)
+    def create_kernel_manager(self):
+        """The kernel manager, with the student-side ``sdpa_lib`` as the kernel's import folder."""
+        manager = super().create_kernel_manager()
+        if isinstance(manager, SandboxedKernelManager):
+            manager.extra_import_folder = str(self._library)
+            manager.extra_env = {**KERNEL_ENVIRONMENT, **manager.extra_env}
+        return manager
+
+    def _kernel_pid(self) -> int | None:
+        """The host pid of the kernel: the first process, from the launched one down, that runs ipykernel itself.
+
+        bwrap's own command line names the kernel too (skipped by its program name); processes the
+        student's code forks come below the kernel, so the first match, breadth first, is the kernel.
+        """
+        process = getattr(getattr(self.km, "provisioner", None), "process", None)
+        if process is None:
+            return None
+        for pid in (process.pid, *descendants(process.pid)):
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"ipykernel" in b" ".join(argv) and Path(os.fsdecode(argv[0])).name != "bwrap":
+                return pid
+        return None
 
     def _execute_request(self, request_cell):
         """Run a request of the grader's in the kernel; nbclient files it at an index, so put the real cell back."""
