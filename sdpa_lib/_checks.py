@@ -101,6 +101,20 @@ def check_scale(scale) -> None:
         raise ValueError(f"scale must be a positive finite number or None (meaning 1/sqrt(E)); got {scale!r}")
 
 
+def check_generator(rng, name: str = "rng", *, allow_none: bool = False) -> np.random.Generator | None:
+    """``rng`` itself if it is a ``numpy.random.Generator`` (or None, where ``allow_none``); else ``TypeError``.
+
+    An int seed or a legacy ``np.random.RandomState`` is refused, not converted, so that a
+    seed passed where a generator belongs is caught where it is passed.  ``name`` is the
+    argument's name as the caller spells it, for the message.
+    """
+    if isinstance(rng, np.random.Generator) or (allow_none and rng is None):
+        return rng
+    alternative = ", or None" if allow_none else ""
+    raise TypeError(f"{name} must be a numpy Generator such as np.random.default_rng(0){alternative}; "
+                    f"got {type(rng).__name__}")
+
+
 def check_positive_int(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer; got {value!r}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import (as_float_array, check_batch_broadcast, check_key_value, check_mask,
+from ._checks import (as_float_array, check_batch_broadcast, check_generator, check_key_value, check_mask,
                       check_query_key, check_scale)
 from .masks import causal_mask
 from .scores import default_scale
@@ -207,9 +207,7 @@ def _check_dropout(dropout_p, rng) -> np.random.Generator | None:
     if isinstance(dropout_p, bool) or not isinstance(dropout_p, (int, float, np.integer, np.floating)) \
             or not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be a number in [0, 1); got {dropout_p!r}")
-    if rng is not None and not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy Generator such as np.random.default_rng(0), or None; "
-                        f"got {type(rng).__name__}")
+    rng = check_generator(rng, "rng", allow_none=True)
     return np.random.default_rng() if rng is None and dropout_p > 0 else rng
 
 
