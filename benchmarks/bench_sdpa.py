@@ -3,7 +3,7 @@
 float32, B*H = 16, L = S = 1024, E = Ev = 64.  The baseline is ``(Q @ K^T) @ V`` with
 nothing else: the softmax's passes over the (L, S) scores are the overhead being measured.
 Also measured, as the evidence for the library's choices: the size of the batch chunks the
-scores are processed in (``sdpa_lib.attention._CHUNK_BYTES``) and the path that returns
+scores are processed in (``sdpa_lib.fast_attention._CHUNK_BYTES``) and the path that returns
 the weights.  Run alone: ``.venv/bin/python benchmarks/bench_sdpa.py [--repeats N]``.
 """
 from __future__ import annotations
@@ -13,13 +13,13 @@ import os
 import numpy as np
 
 from timing import header, interleaved_medians, parse_repeats, row, verdict
-from sdpa_lib import attention, scaled_dot_product_attention
+from sdpa_lib import fast_attention, scaled_dot_product_attention
 
 BH, L, E = 16, 1024, 64
 TARGET_VS_MATMULS = 1.3
 TARGET_VS_TORCH = 1.0
 CHUNK_SIZES_MIB = (1, 16, 1024)  # beside the default; 1024 MiB = the whole batch at once
-DEFAULT = f"sdpa_lib, default chunks ({attention._CHUNK_BYTES / 2**20:g} MiB)"
+DEFAULT = f"sdpa_lib, default chunks ({fast_attention._CHUNK_BYTES / 2**20:g} MiB)"
 
 
 def make_inputs(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -30,11 +30,11 @@ def make_inputs(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def with_chunk_bytes(nbytes: int, q, k, v):
     """A callable running the library with its score chunks set to ``nbytes``."""
     def run():
-        saved, attention._CHUNK_BYTES = attention._CHUNK_BYTES, nbytes
+        saved, fast_attention._CHUNK_BYTES = fast_attention._CHUNK_BYTES, nbytes
         try:
             return scaled_dot_product_attention(q, k, v)
         finally:
-            attention._CHUNK_BYTES = saved
+            fast_attention._CHUNK_BYTES = saved
     return run
 
 

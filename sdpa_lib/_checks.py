@@ -62,6 +62,21 @@ def check_key_value(key: np.ndarray, value: np.ndarray) -> None:
     check_batch_broadcast(("key", key.shape[:-2]), ("value", value.shape[:-2]))
 
 
+def check_attention_inputs(query, key, value=None) -> list[np.ndarray]:
+    """Query ``(..., L, E)``, key ``(..., S, E)`` and value ``(..., S, Ev)`` checked and cast to one dtype."""
+    query = as_float_array(query, "query", min_ndim=2)
+    key = as_float_array(key, "key", min_ndim=2, legend="(..., S, E)")
+    check_query_key(query, key)
+    arrays = [query, key]
+    if value is not None:
+        value = as_float_array(value, "value", min_ndim=2, legend="(..., S, Ev)")
+        check_key_value(key, value)
+        check_batch_broadcast(("query", query.shape[:-2]), ("value", value.shape[:-2]))
+        arrays.append(value)
+    dtype = np.result_type(*arrays)
+    return [a.astype(dtype, copy=False) for a in arrays]
+
+
 def check_batch_broadcast(*named_shapes: tuple[str, tuple]) -> tuple:
     """The leading ``...`` axes of the named arrays broadcast together."""
     try:

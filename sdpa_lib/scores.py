@@ -126,7 +126,11 @@ def scaled_scores(query, key, scale: float | None = None) -> np.ndarray:
     >>> scaled_scores(np.ones((1, 4)), np.ones((2, 4)))
     array([[2., 2.]])
     """
-    check_scale(scale)
     scores = dot_product_scores(query, key)  # (..., L, S)
-    factor = default_scale(np.shape(key)[-1]) if scale is None else scale
-    return scores * scores.dtype.type(factor)
+    return scores * _scale_factor(scale, scores.dtype, np.shape(key)[-1])
+
+
+def _scale_factor(scale, dtype, E: int):
+    """``scale``, or ``1/sqrt(E)`` if it is None, checked, as a scalar of ``dtype`` (float32 stays float32)."""
+    check_scale(scale)
+    return np.dtype(dtype).type(default_scale(E) if scale is None else scale)

@@ -42,7 +42,8 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     """
     x = as_float_array(x, "x", min_ndim=1, legend="(..., N)")
     exps = _exp_minus_max(x, axis)
-    return _divide_where_nonzero(exps, np.sum(exps, axis=axis, keepdims=True))
+    # In place: a total is 0 only where all its exps are 0 (an all -inf slice), so those stay 0.
+    return _divide_where_nonzero(exps, np.sum(exps, axis=axis, keepdims=True), out=exps)
 
 
 def _minus_max(x: np.ndarray, shift: np.ndarray, out=None) -> np.ndarray:
@@ -68,9 +69,13 @@ def _exp_minus_max(x: np.ndarray, axis: int = -1, out=None) -> np.ndarray:
     return np.exp(shifted, out=shifted)
 
 
-def _divide_where_nonzero(numerator: np.ndarray, totals: np.ndarray) -> np.ndarray:
-    """``numerator / totals`` where the total is nonzero, else 0 (a fully masked row); a NaN total stays NaN."""
-    return np.divide(numerator, totals, out=np.zeros_like(numerator), where=totals != 0)
+def _divide_where_nonzero(numerator: np.ndarray, totals: np.ndarray, out=None) -> np.ndarray:
+    """``numerator / totals`` where the total is nonzero, else 0 (a fully masked row); a NaN total stays NaN.
+
+    ``out`` (default: a new array of zeros) keeps its values where the total is 0.
+    """
+    out = np.zeros_like(numerator) if out is None else out
+    return np.divide(numerator, totals, out=out, where=totals != 0)
 
 
 def log_softmax(x, axis: int = -1) -> np.ndarray:

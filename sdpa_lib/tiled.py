@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_batch_broadcast, check_positive_int, check_scale
-from .attention import _apply_mask, _inputs, _resolve_mask, check_causal_exclusive
-from .scores import default_scale
+from ._checks import check_attention_inputs, check_positive_int
+from .masks import _apply_mask, _resolve_mask, check_causal_exclusive
+from .scores import _scale_factor
+from .softmax import _divide_where_nonzero, _minus_max
 
 # Measured by benchmarks/bench_tiled.py at L = S = 16384, E = 64, float32: the fastest block size
 # whose peak memory stays within 5% of the direct form (2048: 0.74x its time, 2.1% of its memory;
@@ -55,12 +56,10 @@ def tiled_attention(query, key, value, attn_mask=None, *, block_size: int = DEFA
     True
     """
     block_size = check_positive_int(block_size, "block_size")
-    check_scale(scale)
-    query, key, value = _inputs(query, key, value)
-    batch = check_batch_broadcast(("query", query.shape[:-2]), ("key", key.shape[:-2]),
-                                  ("value", value.shape[:-2]))
+    query, key, value = check_attention_inputs(query, key, value)
+    batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
     L, S = query.shape[-2], key.shape[-2]
-    factor = query.dtype.type(default_scale(query.shape[-1]) if scale is None else scale)
+    factor = _scale_factor(scale, query.dtype, query.shape[-1])
     check_causal_exclusive(attn_mask, is_causal)
     mask = _resolve_mask(attn_mask, False, (*batch, L, S))  # the causal rule is applied per tile
     if mask is not None:
@@ -89,16 +88,15 @@ def _attend_one_query_block(q_block, key, value, mask, rows: slice, block_size: 
         scores = _mask_tile(scores, mask, rows, cols, is_causal)
         running_max, running_sum = _fold_tile(scores, value[..., cols, :], running_max, running_sum, accumulator)
         del scores  # freed before the next tile is built, so memory holds one tile at a time
-    return np.divide(accumulator, running_sum, out=np.zeros_like(accumulator), where=running_sum != 0)  # NaN stays NaN
+    return _divide_where_nonzero(accumulator, running_sum)  # (..., Lb, Ev) / (..., Lb, 1); NaN stays NaN
 
 
 def _fold_tile(scores, value_block, running_max, running_sum, accumulator):
     """Fold a score tile ``(..., Lb, Sb)`` into the running max and sum (returned) and the accumulator (in place)."""
     new_max = np.maximum(running_max, scores.max(axis=-1, keepdims=True))  # (..., Lb, 1)
     safe_max = np.where(np.isneginf(new_max), 0, new_max)  # all-masked so far: shift by 0
-    scores -= safe_max
-    np.exp(scores, out=scores)  # (..., Lb, Sb), in place: no second tile
-    rescale = np.exp(running_max - safe_max)  # (..., Lb, 1): shrinks the old sums if the max grew
+    np.exp(_minus_max(scores, safe_max, out=scores), out=scores)  # (..., Lb, Sb), in place: no second tile
+    rescale = np.exp(_minus_max(running_max, safe_max))  # (..., Lb, 1): shrinks the old sums if the max grew
     accumulator *= rescale
     accumulator += scores @ value_block  # (..., Lb, Sb) @ (..., Sb, Ev) -> (..., Lb, Ev)
     return new_max, running_sum * rescale + scores.sum(axis=-1, keepdims=True)

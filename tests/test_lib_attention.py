@@ -59,7 +59,9 @@ def test_matches_loop(name, dtype, tol):
     assert out.shape == out_spec.shape and weights.shape == weights_spec.shape
     np.testing.assert_allclose(out, out_spec, rtol=tol, atol=tol)
     np.testing.assert_allclose(weights, weights_spec, rtol=tol, atol=tol)
-    # the fast path (no weights returned) and attention_weights give the same numbers
+    # the fast path (no weights returned), the default choice and attention_weights give the same numbers
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v, mask, implementation="fast"), out_spec,
+                               rtol=tol, atol=tol)
     np.testing.assert_allclose(scaled_dot_product_attention(q, k, v, mask), out_spec, rtol=tol, atol=tol)
     np.testing.assert_allclose(attention_weights(q, k, mask), weights_spec, rtol=tol, atol=tol)
 
@@ -248,7 +250,7 @@ def test_unmasked_output_exact_when_one_key_towers_over_the_rest(dtype, gap, hot
     v[:, hot_key, 0] = 0.0  # inf * 0 in the overflowing fast path must not leak a warning either
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        out = scaled_dot_product_attention(q, k, v, scale=1.0)
+        out = scaled_dot_product_attention(q, k, v, scale=1.0, implementation="fast")
     expected, _ = attention_loop(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64), scale=1.0)
     assert np.all(np.isfinite(out))
     np.testing.assert_allclose(out, expected, rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-5)
@@ -262,5 +264,5 @@ def test_unmasked_output_exact_when_exp_times_value_overflows():
     k = np.zeros((1, 40, 1), dtype=np.float32)
     k[0, 5, 0] = 86.0  # not among the sampled keys (0, 32): exp(86) ~ 2e37 stays finite
     v = np.full((1, 40, 2), 100.0, dtype=np.float32)  # but 2e37 * 100 overflows float32
-    out = scaled_dot_product_attention(q, k, v, scale=1.0)
+    out = scaled_dot_product_attention(q, k, v, scale=1.0, implementation="fast")
     np.testing.assert_allclose(out, np.full((1, 1, 2), 100.0), rtol=1e-5)
