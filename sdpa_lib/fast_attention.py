@@ -130,6 +130,7 @@ def _totals_with_folded_shift(query: np.ndarray, keys_t_and_ones: np.ndarray, va
     """
     sample = keys_t_and_ones[..., :-1, ::_SHIFT_SAMPLE_STRIDE]  # (n, E, S/stride)
     shift = np.max(query @ sample, axis=-1, keepdims=True)  # (n, L, E) @ (n, E, s) -> (n, L, 1)
-    scores = np.concatenate([query, -shift], axis=-1) @ keys_t_and_ones  # (n, L, E+1) @ (n, E+1, S) -> (n, L, S)
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and redone by the caller
+    # An overflow to -inf in q . k - m is the right answer (exp gives 0); any other is detected and redone by the caller.
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = np.concatenate([query, -shift], axis=-1) @ keys_t_and_ones  # (n, L, E+1) @ (n, E+1, S) -> (n, L, S)
         return np.exp(scores, out=scores) @ value_and_ones  # (n, L, S) @ (n, S, Ev+1) -> (n, L, Ev+1)

@@ -362,6 +362,16 @@ def test_fast_path_equals_the_formula_over_many_chunks(monkeypatch, mask_kind):
     np.testing.assert_allclose(fast, reference, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("implementation", ["reference", "fast"])
+@pytest.mark.parametrize("mask", [None, np.array([[True, True, True], [True, False, True]])])
+def test_finite_extremes_are_silent(implementation, mask):
+    """Scores at the edge of the float range (x - max overflows to -inf): the exact output, and no warning?"""
+    big = np.finfo(np.float64).max
+    q, k, v = np.ones((2, 1)), np.array([[big], [0.0], [-big]]), np.eye(3)
+    out = scaled_dot_product_attention(q, k, v, mask, scale=1.0, implementation=implementation)
+    np.testing.assert_array_equal(out, [[1.0, 0, 0], [1.0, 0, 0]])
+
+
 # ------------------------------------------------------------------ which implementation runs
 def runs_fast(monkeypatch, *args, **kwargs) -> bool:
     """Call scaled_dot_product_attention and report whether it went through the fast path."""
