@@ -62,6 +62,21 @@ def check_key_value(key: np.ndarray, value: np.ndarray) -> None:
     check_batch_broadcast(("key", key.shape[:-2]), ("value", value.shape[:-2]))
 
 
+def check_attention_inputs(query, key, value=None) -> list[np.ndarray]:
+    """Query ``(..., L, E)``, key ``(..., S, E)`` and value ``(..., S, Ev)`` checked and cast to one dtype."""
+    query = as_float_array(query, "query", min_ndim=2)
+    key = as_float_array(key, "key", min_ndim=2, legend="(..., S, E)")
+    check_query_key(query, key)
+    arrays = [query, key]
+    if value is not None:
+        value = as_float_array(value, "value", min_ndim=2, legend="(..., S, Ev)")
+        check_key_value(key, value)
+        check_batch_broadcast(("query", query.shape[:-2]), ("value", value.shape[:-2]))
+        arrays.append(value)
+    dtype = np.result_type(*arrays)
+    return [a.astype(dtype, copy=False) for a in arrays]
+
+
 def check_batch_broadcast(*named_shapes: tuple[str, tuple]) -> tuple:
     """The leading ``...`` axes of the named arrays broadcast together."""
     try:
@@ -99,6 +114,20 @@ def check_scale(scale) -> None:
     is_real = isinstance(scale, (int, float, np.integer, np.floating)) and not isinstance(scale, (bool, np.bool_))
     if not (is_real and np.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be a positive finite number or None (meaning 1/sqrt(E)); got {scale!r}")
+
+
+def check_generator(rng, name: str = "rng", *, allow_none: bool = False) -> np.random.Generator | None:
+    """``rng`` itself if it is a ``numpy.random.Generator`` (or None, where ``allow_none``); else ``TypeError``.
+
+    An int seed or a legacy ``np.random.RandomState`` is refused, not converted, so that a
+    seed passed where a generator belongs is caught where it is passed.  ``name`` is the
+    argument's name as the caller spells it, for the message.
+    """
+    if isinstance(rng, np.random.Generator) or (allow_none and rng is None):
+        return rng
+    alternative = ", or None" if allow_none else ""
+    raise TypeError(f"{name} must be a numpy Generator such as np.random.default_rng(0){alternative}; "
+                    f"got {type(rng).__name__}")
 
 
 def check_positive_int(value, name: str) -> int:

@@ -105,10 +105,20 @@ class MultiHeadAttention:
                  return_weights: bool = False):
         """Attend from ``x_query`` ``(..., L, D)`` to ``x_kv`` ``(..., S, D)`` (self-attention if None).
 
-        ``attn_mask`` (bool True = may attend, or float bias) broadcasts to ``(..., L, S)``
-        with the batch axes of ``x_query`` and is shared by every head; for example
-        ``padding_mask(lengths, S)`` of shape ``(B, 1, S)``.  Returns ``(..., L, D)``, and
-        the weights ``(..., H, L, S)`` if ``return_weights``.
+        ``attn_mask`` (bool True = may attend, or float bias) has one of three shapes,
+        told apart by its rank against the inputs' batch axes ``...``:
+
+        * ``(L, S)``: the same for every sequence and every head;
+        * ``(..., L, S)``, the inputs' batch axes (each its size or 1): one per sequence,
+          the same for every head;
+        * ``(..., H, L, S)``, one axis more: one per head (``H`` is ``num_heads`` or 1);
+          ``(H, L, S)`` for inputs without batch axes.
+
+        For padding, ``padding_mask(lengths, S)[:, None]`` ``(B, 1, 1, S)`` is the explicit
+        form.  A ``(..., L, S)`` mask whose axis -3 has size ``num_heads`` (such as a
+        ``(B, L, S)`` mask when ``B == H``) could be meant per head, missing its batch axes,
+        so it is refused with a ``ValueError`` that shows both ways of writing it.
+        Returns ``(..., L, D)``, and the weights ``(..., H, L, S)`` if ``return_weights``.
         """
         x_query = as_float_array(x_query, "x_query", min_ndim=2, legend="(..., L, D)")
         x_kv = x_query if x_kv is None else as_float_array(x_kv, "x_kv", min_ndim=2, legend="(..., S, D)")
@@ -120,10 +130,33 @@ class MultiHeadAttention:
         k = split_heads(x_kv @ self.w_k, self.num_kv_heads)  # (..., S, D) @ (D, Hkv*Dh) -> (..., Hkv, S, Dh)
         v = split_heads(x_kv @ self.w_v, self.num_kv_heads)  # (..., Hkv, S, Dh)
         k, v = (np.repeat(t, group, axis=-3) for t in (k, v))  # (..., Hkv, S, Dh) -> (..., H, S, Dh)
-        if attn_mask is not None and np.ndim(attn_mask) >= 3:
-            attn_mask = np.expand_dims(attn_mask, -3)  # (..., L, S) -> (..., 1, L, S): same for every head
+        if attn_mask is not None:
+            attn_mask = self._mask_for_heads(attn_mask, max(x_query.ndim, x_kv.ndim) - 2)
         result = scaled_dot_product_attention(q, k, v, attn_mask, is_causal=is_causal,
                                               return_weights=return_weights)
         heads, weights = result if return_weights else (result, None)  # (..., H, L, Dh), (..., H, L, S)
         output = merge_heads(heads) @ self.w_o  # (..., L, H*Dh) @ (H*Dh, D) -> (..., L, D)
         return (output, weights) if return_weights else output
+
+    def _mask_for_heads(self, attn_mask, batch_ndim: int):
+        """``attn_mask`` aligned with the per-head scores ``(..., H, L, S)``, read as :meth:`__call__` documents."""
+        shape, heads = np.shape(attn_mask), self.num_heads
+        if len(shape) == batch_ndim + 3:  # (..., H, L, S): one per head
+            if shape[-3] not in (1, heads):
+                raise ValueError(f"attn_mask.shape={shape} has the rank of a per-head mask (..., H, L, S) for "
+                                 f"inputs with {batch_ndim} batch axes, but its head axis (-3) has size "
+                                 f"{shape[-3]}, not num_heads={heads} or 1")
+            return attn_mask
+        if len(shape) > batch_ndim + 3:
+            raise ValueError(f"attn_mask.shape={shape} has more axes than a per-head mask (..., H, L, S) for "
+                             f"inputs with {batch_ndim} batch axes; give the inputs those batch axes instead")
+        if len(shape) < 3:  # (L, S): the same everywhere (or too few axes, which attention reports)
+            return attn_mask
+        if heads > 1 and shape[-3] == heads:
+            shared, per_head = (*shape[:-2], 1, *shape[-2:]), (*(1,) * (batch_ndim + 3 - len(shape)), *shape)
+            raise ValueError(f"attn_mask.shape={shape} could mean two things with num_heads={heads}: one mask "
+                             f"per sequence (..., L, S), the same for every head, or one per head (H, L, S), since "
+                             f"its axis -3 has size {heads}; give the head axis explicitly: "
+                             f"np.expand_dims(attn_mask, -3) {shared} for one per sequence, or "
+                             f"attn_mask reshaped to {per_head} for one per head")
+        return np.expand_dims(attn_mask, -3)  # (..., L, S) -> (..., 1, L, S): the same for every head

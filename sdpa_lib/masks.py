@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_positive_int
+from ._checks import check_mask, check_positive_int
 
 
 def causal_mask(L: int, S: int | None = None) -> np.ndarray:
@@ -96,3 +96,34 @@ def mask_to_bias(mask, dtype=np.float64) -> np.ndarray:
     if dtype.kind != "f":
         raise TypeError(f"dtype must be a float type; got {dtype}")
     return np.where(mask, dtype.type(0), dtype.type(-np.inf))
+
+
+def check_causal_exclusive(attn_mask, is_causal: bool) -> None:
+    """``is_causal`` and an explicit ``attn_mask`` are mutually exclusive (as in PyTorch)."""
+    if is_causal and attn_mask is not None:
+        raise ValueError("pass either attn_mask or is_causal=True, not both "
+                         "(combine them first with combine_masks(causal_mask(L, S), mask))")
+
+
+def _resolve_mask(attn_mask, is_causal: bool, scores_shape: tuple):
+    """The mask that scores of shape ``(..., L, S)`` get: ``attn_mask`` checked, or the causal mask, or None."""
+    check_causal_exclusive(attn_mask, is_causal)
+    if is_causal:
+        return causal_mask(*scores_shape[-2:])
+    if attn_mask is None:
+        return None
+    return check_mask(attn_mask, scores_shape)
+
+
+def _apply_mask(scores: np.ndarray, mask) -> np.ndarray:
+    """``scores`` (in place when the shapes allow) with a bool mask's False set to -inf or a float mask added."""
+    if mask is None:
+        return scores
+    full_shape = np.broadcast_shapes(scores.shape, mask.shape)
+    if full_shape != scores.shape:
+        scores = np.broadcast_to(scores, full_shape).copy()
+    if mask.dtype == np.bool_:
+        np.copyto(scores, scores.dtype.type(-np.inf), where=~mask)
+    else:
+        scores += mask.astype(scores.dtype, copy=False)
+    return scores

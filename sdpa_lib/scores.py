@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float_array, check_positive_int, check_query_key, check_scale
+from ._checks import as_float_array, check_generator, check_positive_int, check_query_key, check_scale
 
 
 def project_qkv(x, w_q, w_k, w_v) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -61,9 +61,7 @@ def init_projection(d_model: int, d_out: int, rng: np.random.Generator, dtype=np
     """
     d_model = check_positive_int(d_model, "d_model")
     d_out = check_positive_int(d_out, "d_out")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy Generator, e.g. np.random.default_rng(0); got {type(rng).__name__}")
-    return rng.normal(0.0, 1.0 / np.sqrt(d_model), size=(d_model, d_out)).astype(dtype)
+    return check_generator(rng, "rng").normal(0.0, 1.0 / np.sqrt(d_model), size=(d_model, d_out)).astype(dtype)
 
 
 def dot_product_scores(query, key) -> np.ndarray:
@@ -128,7 +126,11 @@ def scaled_scores(query, key, scale: float | None = None) -> np.ndarray:
     >>> scaled_scores(np.ones((1, 4)), np.ones((2, 4)))
     array([[2., 2.]])
     """
-    check_scale(scale)
     scores = dot_product_scores(query, key)  # (..., L, S)
-    factor = default_scale(np.shape(key)[-1]) if scale is None else scale
-    return scores * scores.dtype.type(factor)
+    return scores * _scale_factor(scale, scores.dtype, np.shape(key)[-1])
+
+
+def _scale_factor(scale, dtype, E: int):
+    """``scale``, or ``1/sqrt(E)`` if it is None, checked, as a scalar of ``dtype`` (float32 stays float32)."""
+    check_scale(scale)
+    return np.dtype(dtype).type(default_scale(E) if scale is None else scale)

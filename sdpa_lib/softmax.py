@@ -27,8 +27,10 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     Notes
     -----
     Subtracting the maximum changes nothing mathematically (softmax is shift invariant)
-    but keeps ``exp`` from overflowing: inputs near 1000 work.  NaN in ``x`` propagates
-    to its whole slice.
+    but keeps ``exp`` from overflowing: inputs near 1000 work.  For finite input there is
+    no warning either: ``x - max`` is at most 0, and where it falls below the float range
+    (``-1e308 - 1e308``) it becomes ``-inf``, whose ``exp`` is the right 0.  NaN in ``x``
+    propagates to its whole slice.
 
     Examples
     --------
@@ -39,13 +41,41 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     array([[0., 0., 0.]])
     """
     x = as_float_array(x, "x", min_ndim=1, legend="(..., N)")
-    row_max = np.max(x, axis=axis, keepdims=True)
-    # An all -inf slice has max -inf; shifting by 0 instead keeps exp(-inf) = 0 and avoids inf - inf.
-    row_max = np.where(np.isneginf(row_max), 0.0, row_max).astype(x.dtype, copy=False)
-    exps = np.exp(x - row_max)
-    totals = np.sum(exps, axis=axis, keepdims=True)
-    # Divide only where the total is nonzero: an all -inf slice stays all zeros, a NaN stays NaN.
-    return np.divide(exps, totals, out=np.zeros_like(exps), where=totals != 0)
+    exps = _exp_minus_max(x, axis)
+    # In place: a total is 0 only where all its exps are 0 (an all -inf slice), so those stay 0.
+    return _divide_where_nonzero(exps, np.sum(exps, axis=axis, keepdims=True), out=exps)
+
+
+def _minus_max(x: np.ndarray, shift: np.ndarray, out=None) -> np.ndarray:
+    """``x - shift`` for a ``shift`` at least as large as every ``x`` (a maximum, a logsumexp).
+
+    The difference is at most 0, so an overflow can only go to ``-inf``, which is the
+    correctly rounded result and whose ``exp`` is the right 0: that overflow (``-1e308 -
+    1e308`` in float64) is expected, and silenced.
+    """
+    with np.errstate(over="ignore"):
+        return np.subtract(x, shift, out=out)
+
+
+def _exp_minus_max(x: np.ndarray, axis: int = -1, out=None) -> np.ndarray:
+    """``exp(x - max(x))`` along ``axis`` (into ``out``, which may be ``x``); an all ``-inf`` slice gives 0s.
+
+    An all ``-inf`` slice has maximum ``-inf``; it is shifted by 0 instead, which keeps
+    ``exp(-inf) = 0`` and avoids ``-inf - (-inf) = NaN``.
+    """
+    row_max = np.max(x, axis=axis, keepdims=True)  # (..., 1) along axis
+    row_max[np.isneginf(row_max)] = 0
+    shifted = _minus_max(x, row_max, out=out)
+    return np.exp(shifted, out=shifted)
+
+
+def _divide_where_nonzero(numerator: np.ndarray, totals: np.ndarray, out=None) -> np.ndarray:
+    """``numerator / totals`` where the total is nonzero, else 0 (a fully masked row); a NaN total stays NaN.
+
+    ``out`` (default: a new array of zeros) keeps its values where the total is 0.
+    """
+    out = np.zeros_like(numerator) if out is None else out
+    return np.divide(numerator, totals, out=out, where=totals != 0)
 
 
 def log_softmax(x, axis: int = -1) -> np.ndarray:
@@ -57,7 +87,7 @@ def log_softmax(x, axis: int = -1) -> np.ndarray:
     array([-1.3863, -0.2877])
     """
     x = as_float_array(x, "x", min_ndim=1, legend="(..., N)")
-    return x - logsumexp(x, axis=axis, keepdims=True)
+    return _minus_max(x, logsumexp(x, axis=axis, keepdims=True))
 
 
 def logsumexp(x, axis: int = -1, keepdims: bool = False) -> np.ndarray:
@@ -72,7 +102,7 @@ def logsumexp(x, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     row_max = np.max(x, axis=axis, keepdims=True)
     safe_max = np.where(np.isfinite(row_max), row_max, 0.0)
     with np.errstate(divide="ignore"):  # log(0) = -inf for an all -inf slice is the right answer
-        result = np.log(np.sum(np.exp(x - safe_max), axis=axis, keepdims=True)) + safe_max
+        result = np.log(np.sum(np.exp(_minus_max(x, safe_max)), axis=axis, keepdims=True)) + safe_max
     return result if keepdims else np.squeeze(result, axis=axis)
 
 

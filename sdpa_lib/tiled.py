@@ -9,17 +9,61 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_batch_broadcast, check_positive_int, check_scale
-from .attention import _apply_mask, _inputs, _resolve_mask, check_causal_exclusive
-from .scores import default_scale
+from ._checks import check_attention_inputs, check_positive_int
+from .masks import _apply_mask, _resolve_mask, check_causal_exclusive
+from .scores import _scale_factor
+from .softmax import _divide_where_nonzero, _minus_max
 
-# Measured by benchmarks/bench_tiled.py at L = S = 16384, E = 64, float32: the fastest block size
-# whose peak memory stays within 5% of the direct form (2048: 0.74x its time, 2.1% of its memory;
-# 1024: 1.9x, 0.8%; 256: 17x, Python and BLAS overhead per tile).
-DEFAULT_BLOCK_SIZE = 2048
+# The default block size (default_block_size): a tile holds at most 1/_TILE_FRACTION of the
+# L x S scores and at most _TILE_BUDGET_BYTES for the whole batch, and a block has at least
+# _MIN_BLOCK rows.  Measured by benchmarks/bench_tiled.py, which prints the default's time and
+# peak memory against the direct form for L = S = 1024 .. 16384.
+_TILE_FRACTION = 16
+_TILE_BUDGET_BYTES = 16 * 2**20  # a 2048 x 2048 float32 tile: larger ones were no faster at L = 16384
+_MIN_BLOCK = 64  # smaller tiles are dominated by Python's and BLAS's cost per tile
 
 
-def tiled_attention(query, key, value, attn_mask=None, *, block_size: int = DEFAULT_BLOCK_SIZE,
+def default_block_size(L: int, S: int, *, itemsize: int = 4, batch: int = 1) -> int:
+    """The block size :func:`tiled_attention` uses when none is given, chosen from L and S.
+
+    The largest power of two ``b`` (and at least 64) whose score tile ``(batch, min(b, L),
+    min(b, S))`` holds at most a sixteenth of the ``L x S`` scores, so that tiling saves
+    memory at every length, and at most 16 MiB, beyond which larger tiles were no faster.
+
+    Parameters
+    ----------
+    L, S : int
+        Query and key lengths.
+    itemsize : int
+        Bytes per number: 4 for float32, 8 for float64.
+    batch : int
+        Score matrices computed together (the product of the batch axes).
+
+    Returns
+    -------
+    int, a power of two, at least 64
+
+    Examples
+    --------
+    >>> [default_block_size(n, n) for n in (512, 1024, 4096, 8192, 16384)]
+    [128, 256, 1024, 2048, 2048]
+    >>> default_block_size(16384, 16384, itemsize=8), default_block_size(4096, 4096, batch=16)
+    (1024, 512)
+    """
+    L, S, itemsize, batch = (check_positive_int(v, n) for v, n in
+                             ((L, "L"), (S, "S"), (itemsize, "itemsize"), (batch, "batch")))
+
+    def fits(block: int) -> bool:
+        tile = min(block, L) * min(block, S)
+        return tile * _TILE_FRACTION <= L * S and batch * tile * itemsize <= _TILE_BUDGET_BYTES
+
+    block = _MIN_BLOCK
+    while fits(2 * block):
+        block *= 2
+    return block
+
+
+def tiled_attention(query, key, value, attn_mask=None, *, block_size: int | None = None,
                     is_causal: bool = False, scale=None) -> np.ndarray:
     r"""Scaled dot-product attention computed block by block with an online softmax.
 
@@ -34,8 +78,10 @@ def tiled_attention(query, key, value, attn_mask=None, *, block_size: int = DEFA
     value : array_like, shape ``(..., S, Ev)``
     attn_mask : array_like, bool or float, broadcastable to ``(..., L, S)``, optional
         Read one ``(block, block)`` tile at a time through a broadcast view.
-    block_size : int
-        Rows of queries and of keys per tile; need not divide L or S.
+    block_size : int, optional
+        Rows of queries and of keys per tile; need not divide L or S.  Default:
+        :func:`default_block_size` for these L, S, dtype and batch (a tile of at most a
+        sixteenth of the scores and 16 MiB).
     is_causal : bool
         Causal mask (top-left aligned); tiles entirely above the diagonal are skipped.
     scale : float, optional
@@ -54,18 +100,19 @@ def tiled_attention(query, key, value, attn_mask=None, *, block_size: int = DEFA
     >>> bool(np.allclose(tiled_attention(q, k, v, block_size=3), scaled_dot_product_attention(q, k, v)))
     True
     """
-    block_size = check_positive_int(block_size, "block_size")
-    check_scale(scale)
-    query, key, value = _inputs(query, key, value)
-    batch = check_batch_broadcast(("query", query.shape[:-2]), ("key", key.shape[:-2]),
-                                  ("value", value.shape[:-2]))
+    if block_size is not None:
+        block_size = check_positive_int(block_size, "block_size")
+    query, key, value = check_attention_inputs(query, key, value)
+    batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
     L, S = query.shape[-2], key.shape[-2]
-    factor = query.dtype.type(default_scale(query.shape[-1]) if scale is None else scale)
+    factor = _scale_factor(scale, query.dtype, query.shape[-1])
     check_causal_exclusive(attn_mask, is_causal)
     mask = _resolve_mask(attn_mask, False, (*batch, L, S))  # the causal rule is applied per tile
     if mask is not None:
         batch = np.broadcast_shapes(batch, mask.shape[:-2])
         mask = np.broadcast_to(mask, (*batch, L, S))  # a view: no L x S copy
+    if block_size is None:
+        block_size = default_block_size(L, S, itemsize=query.itemsize, batch=int(np.prod(batch)))
     query = np.broadcast_to(query, (*batch, L, query.shape[-1]))  # a view: every score tile gets the full batch
     output = np.empty((*batch, L, value.shape[-1]), dtype=query.dtype)  # (..., L, Ev)
     for q_start in range(0, L, block_size):
@@ -89,16 +136,15 @@ def _attend_one_query_block(q_block, key, value, mask, rows: slice, block_size: 
         scores = _mask_tile(scores, mask, rows, cols, is_causal)
         running_max, running_sum = _fold_tile(scores, value[..., cols, :], running_max, running_sum, accumulator)
         del scores  # freed before the next tile is built, so memory holds one tile at a time
-    return np.divide(accumulator, running_sum, out=np.zeros_like(accumulator), where=running_sum != 0)  # NaN stays NaN
+    return _divide_where_nonzero(accumulator, running_sum)  # (..., Lb, Ev) / (..., Lb, 1); NaN stays NaN
 
 
 def _fold_tile(scores, value_block, running_max, running_sum, accumulator):
     """Fold a score tile ``(..., Lb, Sb)`` into the running max and sum (returned) and the accumulator (in place)."""
     new_max = np.maximum(running_max, scores.max(axis=-1, keepdims=True))  # (..., Lb, 1)
     safe_max = np.where(np.isneginf(new_max), 0, new_max)  # all-masked so far: shift by 0
-    scores -= safe_max
-    np.exp(scores, out=scores)  # (..., Lb, Sb), in place: no second tile
-    rescale = np.exp(running_max - safe_max)  # (..., Lb, 1): shrinks the old sums if the max grew
+    np.exp(_minus_max(scores, safe_max, out=scores), out=scores)  # (..., Lb, Sb), in place: no second tile
+    rescale = np.exp(_minus_max(running_max, safe_max))  # (..., Lb, 1): shrinks the old sums if the max grew
     accumulator *= rescale
     accumulator += scores @ value_block  # (..., Lb, Sb) @ (..., Sb, Ev) -> (..., Lb, Ev)
     return new_max, running_sum * rescale + scores.sum(axis=-1, keepdims=True)

@@ -246,11 +246,13 @@ def merge_heads_loop(x) -> np.ndarray:
     return out
 
 
-def multi_head_loop(mha, x_query, x_kv=None, attn_mask=None, *, is_causal=False):
+def multi_head_loop(mha, x_query, x_kv=None, attn_mask=None, *, is_causal=False, per_head=False):
     """Multi-head attention as a loop over heads using ``mha``'s weights.
 
     Query head h uses columns h*Dh..(h+1)*Dh of W_Q and key/value head g = h // (H / Hkv)
-    of W_K and W_V; the heads' outputs are concatenated and multiplied by W_O.
+    of W_K and W_V; the heads' outputs are concatenated and multiplied by W_O.  With
+    ``per_head``, head h uses the mask ``attn_mask[..., h, :, :]`` ``(..., H, L, S)``; else
+    every head uses ``attn_mask``.
     """
     x_kv = x_query if x_kv is None else x_kv
     dh, group = mha.head_dim, mha.num_heads // mha.num_kv_heads
@@ -260,5 +262,6 @@ def multi_head_loop(mha, x_query, x_kv=None, attn_mask=None, *, is_causal=False)
         q = x_query @ mha.w_q[:, h * dh:(h + 1) * dh]  # (..., L, Dh)
         k = x_kv @ mha.w_k[:, g * dh:(g + 1) * dh]  # (..., S, Dh)
         v = x_kv @ mha.w_v[:, g * dh:(g + 1) * dh]  # (..., S, Dh)
-        heads.append(attention_loop(q, k, v, attn_mask, is_causal=is_causal)[0])
+        mask = attn_mask[..., h, :, :] if per_head else attn_mask
+        heads.append(attention_loop(q, k, v, mask, is_causal=is_causal)[0])
     return np.concatenate(heads, axis=-1) @ mha.w_o  # (..., L, H*Dh) @ (H*Dh, D) -> (..., L, D)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loops import B, E, Ev, H, L, S, attention_loop, causal_mask_loop, randn, random_bool_mask
-from sdpa_lib import (attention_weights, causal_mask, mask_to_bias, padding_mask,
+from sdpa_lib import (attention, attention_weights, causal_mask, fast_attention, mask_to_bias, padding_mask,
                       scaled_dot_product_attention)
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -59,7 +59,9 @@ def test_matches_loop(name, dtype, tol):
     assert out.shape == out_spec.shape and weights.shape == weights_spec.shape
     np.testing.assert_allclose(out, out_spec, rtol=tol, atol=tol)
     np.testing.assert_allclose(weights, weights_spec, rtol=tol, atol=tol)
-    # the fast path (no weights returned) and attention_weights give the same numbers
+    # the fast path (no weights returned), the default choice and attention_weights give the same numbers
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v, mask, implementation="fast"), out_spec,
+                               rtol=tol, atol=tol)
     np.testing.assert_allclose(scaled_dot_product_attention(q, k, v, mask), out_spec, rtol=tol, atol=tol)
     np.testing.assert_allclose(attention_weights(q, k, mask), weights_spec, rtol=tol, atol=tol)
 
@@ -248,7 +250,7 @@ def test_unmasked_output_exact_when_one_key_towers_over_the_rest(dtype, gap, hot
     v[:, hot_key, 0] = 0.0  # inf * 0 in the overflowing fast path must not leak a warning either
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        out = scaled_dot_product_attention(q, k, v, scale=1.0)
+        out = scaled_dot_product_attention(q, k, v, scale=1.0, implementation="fast")
     expected, _ = attention_loop(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64), scale=1.0)
     assert np.all(np.isfinite(out))
     np.testing.assert_allclose(out, expected, rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-5)
@@ -262,5 +264,161 @@ def test_unmasked_output_exact_when_exp_times_value_overflows():
     k = np.zeros((1, 40, 1), dtype=np.float32)
     k[0, 5, 0] = 86.0  # not among the sampled keys (0, 32): exp(86) ~ 2e37 stays finite
     v = np.full((1, 40, 2), 100.0, dtype=np.float32)  # but 2e37 * 100 overflows float32
-    out = scaled_dot_product_attention(q, k, v, scale=1.0)
+    out = scaled_dot_product_attention(q, k, v, scale=1.0, implementation="fast")
     np.testing.assert_allclose(out, np.full((1, 1, 2), 100.0), rtol=1e-5)
+
+
+# ------------------------------------------------------------------ the fast path against the formula
+def both_paths(q, k, v, mask=None, **kwargs):
+    """The output of implementation="fast" and of implementation="reference" on the same arguments."""
+    return tuple(scaled_dot_product_attention(q, k, v, mask, implementation=name, **kwargs)
+                 for name in ("fast", "reference"))
+
+
+@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("dtype, tol", DTYPES)
+def test_fast_path_equals_the_formula_on_every_case(name, dtype, tol):
+    """On every case above, does the fast path give the formula's output, shape and dtype (also causal, scaled)?"""
+    q, k, v, mask = make_case(name, dtype)
+    fast, reference = both_paths(q, k, v, mask)
+    assert fast.dtype == reference.dtype == dtype and fast.shape == reference.shape
+    np.testing.assert_allclose(fast, reference, rtol=tol, atol=tol)
+    if mask is None:
+        fast, reference = both_paths(q, k, v, is_causal=True, scale=0.3)
+        np.testing.assert_allclose(fast, reference, rtol=tol, atol=tol)
+
+
+def towering_key(dtype):
+    """Row 0 of each batch scores one key outside the fast path's sample (every 32nd key) far above the rest."""
+    rng = np.random.default_rng(9)
+    q, k, v = rng.normal(size=(B, L, E)), rng.normal(size=(B, 64, E)), rng.normal(size=(B, 64, Ev))
+    k[:, 5] = q[:, 0] / np.linalg.norm(q[:, 0], axis=-1, keepdims=True) * (200.0 if dtype == np.float32 else 1000.0)
+    return (q.astype(dtype), k.astype(dtype), v.astype(dtype)), {"scale": 1.0}
+
+
+def fully_masked(dtype, kind):
+    """Sequence 0 has no real key: a bool padding mask, or the same as a float mask of 0 and -inf."""
+    q, k, v, _ = make_case("batch", dtype)
+    mask = padding_mask([0, 4], S)
+    if kind == "float":
+        mask = np.where(mask, 0.0, -np.inf).astype(dtype)
+    return (q, k, v, mask), {}
+
+
+def with_nan(dtype, where):
+    """A NaN in one query row, or in one value entry."""
+    q, k, v, _ = make_case("batch", dtype)
+    (q if where == "query" else v)[1, 2, 0] = np.nan
+    return (q, k, v), {}
+
+
+def huge(dtype, masked):
+    """Scores far beyond exp's range (|q . k| near the largest float), with a bool mask or none."""
+    q, k, v, _ = make_case("heads", dtype)
+    big = np.sqrt(np.finfo(dtype).max) / 8
+    return (q * big, k * big, v, random_bool_mask(np.random.default_rng(10), (L, S)) if masked else None), {}
+
+
+def broadcast_batches(dtype):
+    """Three different batch layouts broadcast together: query (B, 1, L, E), key (H, S, E), value (1, H, S, Ev)."""
+    rng = np.random.default_rng(11)
+    return (randn(rng, (B, 1, L, E), dtype), randn(rng, (H, S, E), dtype), randn(rng, (1, H, S, Ev), dtype),
+            random_bool_mask(rng, (B, 1, 1, S))), {}
+
+
+SPECIAL_CASES = {
+    "a key towers over the sampled shift": towering_key,
+    "fully masked rows, bool mask": lambda dtype: fully_masked(dtype, "bool"),
+    "fully masked rows, float mask of -inf": lambda dtype: fully_masked(dtype, "float"),
+    "NaN in a query": lambda dtype: with_nan(dtype, "query"),
+    "NaN in a value": lambda dtype: with_nan(dtype, "value"),
+    "huge scores, bool mask": lambda dtype: huge(dtype, masked=True),
+    "huge scores, no mask": lambda dtype: huge(dtype, masked=False),
+    "broadcast batch axes": broadcast_batches,
+}
+
+
+@pytest.mark.parametrize("name", SPECIAL_CASES)
+@pytest.mark.parametrize("dtype, tol", DTYPES)
+def test_fast_path_equals_the_formula_where_it_is_hardest(name, dtype, tol):
+    """Overflowing shifts, fully masked rows, NaN, huge scores, broadcast batches: fast == formula, NaN for NaN?"""
+    args, kwargs = SPECIAL_CASES[name](dtype)
+    fast, reference = both_paths(*args, **kwargs)
+    assert fast.shape == reference.shape and fast.dtype == reference.dtype == dtype
+    np.testing.assert_array_equal(np.isnan(fast), np.isnan(reference))
+    np.testing.assert_allclose(fast, reference, rtol=tol, atol=tol)  # NaN compares equal to NaN here
+
+
+@pytest.mark.parametrize("mask_kind", ["none", "bool", "causal"])
+def test_fast_path_equals_the_formula_over_many_chunks(monkeypatch, mask_kind):
+    """With chunks of one score matrix, and an overflowing item among them, is every chunk right?"""
+    monkeypatch.setattr(fast_attention, "_CHUNK_BYTES", 1)
+    (q, k, v), _ = towering_key(np.float64)
+    calm = k.copy()
+    calm[:, 5] = 0.0  # without the towering key the sampled shift does not overflow
+    q, k, v = np.concatenate([q, q]), np.concatenate([k, calm]), np.concatenate([v, v])  # (2B, ...)
+    mask = random_bool_mask(np.random.default_rng(12), (2 * B, L, 64)) if mask_kind == "bool" else None
+    fast, reference = both_paths(q, k, v, mask, scale=1.0, is_causal=mask_kind == "causal")
+    np.testing.assert_allclose(fast, reference, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("implementation", ["reference", "fast"])
+@pytest.mark.parametrize("mask", [None, np.array([[True, True, True], [True, False, True]])])
+def test_finite_extremes_are_silent(implementation, mask):
+    """Scores at the edge of the float range (x - max overflows to -inf): the exact output, and no warning?"""
+    big = np.finfo(np.float64).max
+    q, k, v = np.ones((2, 1)), np.array([[big], [0.0], [-big]]), np.eye(3)
+    out = scaled_dot_product_attention(q, k, v, mask, scale=1.0, implementation=implementation)
+    np.testing.assert_array_equal(out, [[1.0, 0, 0], [1.0, 0, 0]])
+
+
+# ------------------------------------------------------------------ which implementation runs
+def runs_fast(monkeypatch, *args, **kwargs) -> bool:
+    """Call scaled_dot_product_attention and report whether it went through the fast path."""
+    calls = []
+    real = attention.attention_output
+    monkeypatch.setattr(attention, "attention_output", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    scaled_dot_product_attention(*args, **kwargs)
+    return bool(calls)
+
+
+@pytest.mark.parametrize("sizes, fast", [
+    ((1024, 1024, 64, 64), True),  # L >= 2 (E + Ev) and L S >= 2**17
+    ((256, 512, 64, 64), True),  # both limits met exactly
+    ((255, 1024, 64, 64), False),  # L just below 2 (E + Ev)
+    ((512, 255, 64, 64), False),  # L S just below 2**17
+    ((16, 16384, 64, 64), False),  # few queries over many keys (decoding)
+    ((L, S, E, Ev), False),  # the tests' small sizes
+])
+def test_default_picks_the_fast_path_only_where_it_is_faster(monkeypatch, sizes, fast):
+    """implementation=None runs the fast path exactly when fast_attention.is_faster says so, as documented."""
+    n_rows, n_keys, e, ev = sizes
+    assert fast_attention.is_faster(n_rows, n_keys, e, ev) is fast
+    q, k, v = np.zeros((1, n_rows, e)), np.zeros((n_keys, e)), np.zeros((n_keys, ev))
+    assert runs_fast(monkeypatch, q, k, v) is fast
+    assert runs_fast(monkeypatch, q, k, v, implementation="fast")
+    assert not runs_fast(monkeypatch, q, k, v, implementation="reference")
+
+
+@pytest.mark.parametrize("kwargs", [{"return_weights": True}, {"dropout_p": 0.1, "rng": np.random.default_rng(0)}])
+def test_default_takes_the_formula_when_the_weights_are_needed(monkeypatch, kwargs):
+    """Returning the weights or applying dropout needs the weights: None then runs the formula, at any size."""
+    q = np.zeros((1024, 64))
+    assert not runs_fast(monkeypatch, q, q, q, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, pattern", [
+    ({"implementation": "fast", "return_weights": True},
+     r"implementation='fast' computes the output without forming the weights, so it cannot do "
+     r"return_weights=True; use implementation='reference', or None to choose"),
+    ({"implementation": "fast", "dropout_p": 0.5}, r"implementation='fast' .* cannot do dropout_p=0.5;"),
+    ({"implementation": "fast", "dropout_p": 0.5, "return_weights": True},
+     r"cannot do return_weights=True and dropout_p=0.5;"),
+    ({"implementation": "xla"}, r"implementation must be None, 'reference' or 'fast'; got 'xla'"),
+    ({"implementation": ["fast"]}, r"implementation must be None, 'reference' or 'fast'; got \['fast'\]"),
+])
+def test_implementation_refuses_what_it_cannot_do(kwargs, pattern):
+    """An unknown implementation, or the fast path asked for the weights or dropout, is a clear ValueError."""
+    q, k, v, _ = make_case("batch")
+    with pytest.raises(ValueError, match=pattern):
+        scaled_dot_product_attention(q, k, v, **kwargs)

@@ -4,6 +4,7 @@ import pytest
 
 from loops import E, Ev, L, S, randn
 from sdpa_lib import attention_flops, attention_memory_bytes, attention_weights, scaled_dot_product_attention
+from sdpa_lib.tiled import default_block_size
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -44,4 +45,15 @@ def test_tiled_memory_is_independent_of_length():
     large = attention_memory_bytes(8192, 8192, 64, 64, tiled=True, block_size=128)
     assert small["intermediate"] == large["intermediate"] == (128 * 128 + 128 * (64 + 2)) * 4
     assert attention_memory_bytes(8192, 8192, 64, 64)["intermediate"] == 8192 * 8192 * 4
-    assert attention_memory_bytes(L, S, E, Ev, tiled=True, block_size=256)["intermediate"] == (L * L + L * (Ev + 2)) * 4
+    # a block larger than the matrix: the tile is min(b, L) x min(b, S), the whole (L, S) matrix here
+    assert attention_memory_bytes(L, S, E, Ev, tiled=True, block_size=256)["intermediate"] == (L * S + L * (Ev + 2)) * 4
+
+
+@pytest.mark.parametrize("sizes", [(1024, 1024), (16384, 16384), (1, 4096), (300, 5000)])
+@pytest.mark.parametrize("dtype, batch", [(np.float32, 1), (np.float64, 1), (np.float32, 16)])
+def test_tiled_memory_uses_the_tiled_default_block(sizes, dtype, batch):
+    """Without block_size, is the tiled memory the one of tiled_attention's default block for the same L, S, dtype, batch?"""
+    n_rows, n_keys = sizes
+    block = default_block_size(n_rows, n_keys, itemsize=np.dtype(dtype).itemsize, batch=batch)
+    assert (attention_memory_bytes(n_rows, n_keys, 64, 64, dtype=dtype, batch=batch, tiled=True)
+            == attention_memory_bytes(n_rows, n_keys, 64, 64, dtype=dtype, batch=batch, tiled=True, block_size=block))

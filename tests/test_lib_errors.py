@@ -8,6 +8,7 @@ from sdpa_lib import (MultiHeadAttention, attention_flops, attention_memory_byte
                       mask_to_bias, merge_heads, padding_mask, project_qkv, scaled_dot_product_attention,
                       scaled_dot_product_attention_backward, scaled_scores, softmax, softmax_backward,
                       split_heads, tiled_attention)
+from sdpa_lib._checks import check_generator
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -83,6 +84,21 @@ def test_rng_that_is_not_a_generator(rng):
         scaled_dot_product_attention(q, k, v, dropout_p=0.1, rng=rng)
 
 
+@pytest.mark.parametrize("allow_none", [False, True])
+def test_check_generator_names_the_argument(allow_none):
+    """check_generator passes a Generator through, names the argument, and takes None only where allowed."""
+    generator = np.random.default_rng(0)
+    assert check_generator(generator, "noise_rng", allow_none=allow_none) is generator
+    with pytest.raises(TypeError, match=r"^noise_rng must be a numpy Generator such as np.random.default_rng\(0\)"
+                                        + (r", or None" if allow_none else r"") + r"; got RandomState$"):
+        check_generator(np.random.RandomState(0), "noise_rng", allow_none=allow_none)
+    if allow_none:
+        assert check_generator(None, allow_none=True) is None
+    else:
+        with pytest.raises(TypeError, match=r"^rng must be a numpy Generator .*; got NoneType$"):
+            check_generator(None)
+
+
 def test_backward_grad_output_with_extra_batch_axes():
     """A grad_output with batch axes the output doesn't have is refused, not silently summed away."""
     with pytest.raises(ValueError, match=r"grad_output must have the output's shape \(\.\.\., L, Ev\) = \(5, 6\); "
@@ -90,9 +106,9 @@ def test_backward_grad_output_with_extra_batch_axes():
         scaled_dot_product_attention_backward(q, k, v, np.ones((3, L, Ev)))
 
 
-@pytest.mark.parametrize("block_size", [0, -3, 2.5, True, "8", None])
+@pytest.mark.parametrize("block_size", [0, -3, 2.5, True, "8"])
 def test_bad_block_size(block_size):
-    """block_size must be a positive integer."""
+    """block_size must be a positive integer (or None, the default: see test_lib_tiled)."""
     with pytest.raises(ValueError, match=r"block_size must be a positive integer; got"):
         tiled_attention(q, k, v, block_size=block_size)
 

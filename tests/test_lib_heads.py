@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from loops import B, L, S, merge_heads_loop, multi_head_loop, padding_mask_loop, randn, split_heads_loop
+from loops import (B, L, S, merge_heads_loop, multi_head_loop, padding_mask_loop, randn, random_bool_mask,
+                   split_heads_loop)
 from sdpa_lib import MultiHeadAttention, causal_mask, merge_heads, split_heads
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -71,3 +72,50 @@ def test_mqa_heads_share_keys():
     _, weights = mqa(randn(np.random.default_rng(46), (L, D)), return_weights=True)
     np.testing.assert_allclose(weights[0], weights[1], atol=1e-14)
     np.testing.assert_allclose(weights[0], weights[2], atol=1e-14)
+
+
+# mask shape, input batch axes, num_heads, has a head axis?  (B = 2; key 0 always allowed: no empty row)
+MASK_SHAPES = {
+    "(L, S) for everything": ((L, S), (B,), 4, False),
+    "(B, L, S) per sequence": ((B, L, S), (B,), 4, False),
+    "(B, 1, S) padding per sequence": ((B, 1, S), (B,), 3, False),
+    "(B, 1, L, S) per head, a head axis of 1": ((B, 1, L, S), (B,), 2, True),
+    "(B, H, L, S) per head": ((B, 4, L, S), (B,), 4, True),
+    "(1, H, L, S) per head, same for every sequence": ((1, 4, L, S), (B,), 4, True),
+    "(H, L, S) per head, no batch axes": ((4, L, S), (), 4, True),
+    "(3, B, L, S) two batch axes, per sequence": ((3, B, L, S), (3, B), 4, False),
+}
+
+
+@pytest.mark.parametrize("name", MASK_SHAPES)
+def test_each_documented_mask_shape_means_what_it_says(name):
+    """Is each documented mask shape read as documented: for every head, or head h taking its own slice?"""
+    shape, batch, num_heads, per_head = MASK_SHAPES[name]
+    mha = MultiHeadAttention(D, num_heads, np.random.default_rng(47))
+    rng = np.random.default_rng(48)
+    x_q, x_kv = randn(rng, (*batch, L, D)), randn(rng, (*batch, S, D))
+    mask = random_bool_mask(rng, shape, 0.6)
+    mask[..., 0] = True
+    expected_mask = np.broadcast_to(mask, (*shape[:-3], num_heads, L, S)) if per_head else mask
+    out, weights = mha(x_q, x_kv, mask, return_weights=True)
+    assert out.shape == (*batch, L, D) and weights.shape == (*batch, num_heads, L, S)
+    np.testing.assert_allclose(out, multi_head_loop(mha, x_q, x_kv, expected_mask, per_head=per_head), atol=1e-12)
+
+
+@pytest.mark.parametrize("shape, batch, pattern", [
+    ((B, L, S), (B,), r"attn_mask.shape=\(2, 5, 7\) could mean two things with num_heads=2: one mask per sequence "
+                      r"\(\.\.\., L, S\), the same for every head, or one per head \(H, L, S\), since its axis -3 "
+                      r"has size 2; give the head axis explicitly: np.expand_dims\(attn_mask, -3\) \(2, 1, 5, 7\) "
+                      r"for one per sequence, or attn_mask reshaped to \(1, 2, 5, 7\) for one per head"),
+    ((B, 1, S), (B,), r"attn_mask.shape=\(2, 1, 7\) could mean two things"),  # a padding mask when B == H
+    ((3, B, L, S), (3, 4), r"could mean two things .*reshaped to \(1, 3, 2, 5, 7\)"),  # axis -3 of 2 axes
+    ((B, 3, L, S), (B,), r"attn_mask.shape=\(2, 3, 5, 7\) has the rank of a per-head mask \(\.\.\., H, L, S\) "
+                         r"for inputs with 1 batch axes, but its head axis \(-3\) has size 3, not num_heads=2 or 1"),
+    ((1, B, 1, L, S), (B,), r"attn_mask.shape=\(1, 2, 1, 5, 7\) has more axes than a per-head mask"),
+])
+def test_a_mask_that_could_mean_two_things_is_refused(shape, batch, pattern):
+    """A (..., L, S) mask whose axis -3 equals num_heads, a wrong head axis, or too many axes: a ValueError that says why."""
+    mha = MultiHeadAttention(D, 2, np.random.default_rng(49))
+    x = np.ones((*batch, L, D))
+    with pytest.raises(ValueError, match=pattern):
+        mha(x, np.ones((*batch, S, D)), np.ones(shape, dtype=bool))

@@ -107,6 +107,19 @@ def test_float32_within_1e5_of_float64(seed):
     np.testing.assert_allclose(softmax(x.astype(np.float32)), softmax(x), atol=1e-5)
 
 
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_finite_extremes_are_exact_and_silent(dtype):
+    """For [big, 0, -big] at the edge of the float range, x - max overflows to -inf: are softmax,
+    log_softmax and logsumexp still exact, with no RuntimeWarning (warnings are errors here)?"""
+    big = np.finfo(dtype).max
+    x = np.array([big, 0.0, -big], dtype=dtype)
+    np.testing.assert_array_equal(softmax(x), np.array([1.0, 0.0, 0.0], dtype=dtype))
+    assert logsumexp(x) == big
+    np.testing.assert_array_equal(log_softmax(x), np.array([0.0, -big, -np.inf], dtype=dtype))
+    np.testing.assert_array_equal(softmax(np.stack([x, x[::-1]]))[1], np.array([0.0, 0.0, 1.0], dtype=dtype))
+
+
 def test_nan_propagates_to_its_row():
     """Is a NaN in a row visible in that row's output (never a silent number), other rows untouched?"""
     x = randn(np.random.default_rng(6), (3, S))
