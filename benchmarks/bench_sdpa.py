@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from timing import header, interleaved_medians, parse_repeats, row, verdict
+from timing import header, parse_repeats, ratio_spread, row, times_per_run, verdict
 from sdpa_lib import fast_attention, scaled_dot_product_attention
 from sdpa_lib.fast_attention import is_faster
 
@@ -31,23 +31,6 @@ DEFAULT = f"sdpa_lib default, fast path ({fast_attention._CHUNK_BYTES / 2**20:g}
 REFERENCE = "sdpa_lib, implementation='reference'"
 # (B*H, L, S) either side of is_faster at E = Ev = 64: short queries, long ones, one query row
 RULE_SHAPES = ((16, 64, 1024), (16, 256, 1024), (1, 1, 16384), (1, 1024, 1024))
-
-
-def times_per_run(variants: dict, runs: int, warmup: int = 1) -> dict[str, list[float]]:
-    """Wall seconds of each variant in each of ``runs`` interleaved runs (A B C, A B C, ...), after ``warmup`` runs."""
-    times = {name: [] for name in variants}
-    for run in range(warmup + runs):
-        seconds = interleaved_medians(variants, 1, warmup=0)  # one run: every variant once, in turn
-        for name in times if run >= warmup else ():
-            times[name].append(seconds[name])
-    return times
-
-
-def ratio_spread(times: list[float], baseline: list[float]) -> tuple[float, str]:
-    """The per-run ratios ``times / baseline`` (same run, so the same load): their median, and that median with the range."""
-    ratios = [t / b for t, b in zip(times, baseline)]
-    median = float(np.median(ratios))
-    return median, f"{median:5.2f}x (runs {min(ratios):.2f}-{max(ratios):.2f})"
 
 
 def make_inputs(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -19,8 +19,7 @@ import argparse
 
 import numpy as np
 
-from bench_sdpa import ratio_spread, times_per_run
-from timing import header, peak_bytes, row, verdict
+from timing import header, peak_bytes, ratio_spread, row, times_per_run, verdict
 from sdpa_lib import scaled_dot_product_attention, tiled_attention
 from sdpa_lib.tiled import default_block_size
 

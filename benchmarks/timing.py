@@ -27,6 +27,23 @@ def parse_repeats(description: str, default: int, argv=None) -> int:
     return parser.parse_args(argv).repeats
 
 
+def times_per_run(variants: dict, runs: int, warmup: int = 1) -> dict[str, list[float]]:
+    """Wall seconds of each variant in each of ``runs`` interleaved runs (A B C, A B C, ...), after ``warmup`` runs."""
+    times = {name: [] for name in variants}
+    for run in range(warmup + runs):
+        seconds = interleaved_medians(variants, 1, warmup=0)  # one run: every variant once, in turn
+        for name in times if run >= warmup else ():
+            times[name].append(seconds[name])
+    return times
+
+
+def ratio_spread(times: list[float], baseline: list[float]) -> tuple[float, str]:
+    """The per-run ratios ``times / baseline`` (same run, so the same load): their median, and that median with the range."""
+    ratios = [t / b for t, b in zip(times, baseline)]
+    median = float(np.median(ratios))
+    return median, f"{median:5.2f}x (runs {min(ratios):.2f}-{max(ratios):.2f})"
+
+
 def verdict(value: float, target: float) -> str:
     """``PASS`` with the margin left, or ``MISS`` with how far over the target ``value`` is (lower is better)."""
     if value <= target:

@@ -9,14 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sdpa_lib._checks import check_positive_int
+from sdpa_lib._checks import check_generator, check_positive_int
 from sdpa_lib.softmax import entropy, softmax, softmax_jacobian
-
-
-def _check_rng(rng) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy Generator, e.g. np.random.default_rng(0); got {type(rng).__name__}")
-    return rng
 
 
 def dot_product_samples(d_k: int, n_samples: int, rng: np.random.Generator, *, sigma: float = 1.0) -> np.ndarray:
@@ -44,7 +38,7 @@ def dot_product_samples(d_k: int, n_samples: int, rng: np.random.Generator, *, s
     ((20000,), True)
     """
     d_k, n_samples = check_positive_int(d_k, "d_k"), check_positive_int(n_samples, "n_samples")
-    q = _check_rng(rng).normal(0.0, sigma, size=(n_samples, d_k))  # (N, E)
+    q = check_generator(rng, "rng").normal(0.0, sigma, size=(n_samples, d_k))  # (N, E)
     k = rng.normal(0.0, sigma, size=(n_samples, d_k))  # (N, E)
     return np.einsum("ne,ne->n", q, k)  # (N, E) . (N, E) -> (N,)
 
@@ -112,7 +106,7 @@ def random_scores(d_k: int, rng: np.random.Generator, *, n_queries: int = 256, n
     ndarray, shape ``(n_queries, n_keys)``
     """
     d_k = check_positive_int(d_k, "d_k")
-    q = _check_rng(rng).normal(size=(n_queries, d_k))  # (L, E)
+    q = check_generator(rng, "rng").normal(size=(n_queries, d_k))  # (L, E)
     k = rng.normal(size=(n_keys, d_k))  # (S, E)
     return (q @ k.T) / d_k**scale_exponent  # (L, E) @ (E, S) -> (L, S)
 
