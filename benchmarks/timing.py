@@ -9,9 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import sys
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 

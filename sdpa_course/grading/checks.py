@@ -71,11 +71,15 @@ def expect_rows_sum_to_one(weights, what: str = "the weights", axis: int = -1, *
 def _call_student(student: Callable, args, kwargs, forbidden: Iterable[str]):
     """Run the student's function on copies of the inputs, with the reference made unavailable.
 
-    A :class:`~sdpa_course.grading.remote.RemoteFunction` runs in the student's kernel, whose
-    ``sdpa_lib`` lacks the forbidden functions already; its warnings are re-emitted here.
+    A :class:`~sdpa_course.grading.remote.RemoteFunction` runs in the student's kernel on an encoded
+    copy of the inputs, with an ``sdpa_lib`` that lacks the forbidden functions already; its
+    warnings are re-emitted here.
     """
-    args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
-    guard = contextlib.nullcontext() if isinstance(student, RemoteFunction) else unavailable(forbidden, student)
+    if isinstance(student, RemoteFunction):
+        guard = contextlib.nullcontext()
+    else:
+        args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
+        guard = unavailable(forbidden, student)
     with guard, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = student(*args, **kwargs)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import inspect
 import json
 import os
 import socket
@@ -324,5 +325,4 @@ class _Unsendable:
 
 def source_of(function) -> str:
     """The source code of a student's function: asked of the kernel for a :class:`RemoteFunction`, else ``inspect``."""
-    import inspect
     return function.source() if isinstance(function, RemoteFunction) else inspect.getsource(function)
