@@ -27,13 +27,13 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
-import nbformat
 
 from .chapters import CHAPTERS, Chapter, chapter
 from .grading.autograde import (GRADED, Limits, StudentResult, export_grades, generate_class_feedback, grade_class,
-                                grade_student, has_assignment, run_nbgrader, write_status_csv)
+                                grade_student, has_assignment, write_status_csv)
 
 SCORES_ENV = "SDPA_COURSE_SCORES"  # where `check` remembers the last scores (default: the user data dir)
+CACHE_ENV = "SDPA_COURSE_CACHE"  # where `check` keeps generated gradebooks (default: the user cache dir)
 LEARNER = "learner"  # the student id of the self-learner in the temporary course
 STUB = "raise NotImplementedError()"
 ANSWER_STUB = "YOUR ANSWER HERE"
@@ -136,16 +136,26 @@ def temporary_course(course: Path, folder: Path) -> Path:
     return folder
 
 
-def check_one(course: Path, scratch: Path, item: Chapter, limits: Limits) -> StudentResult:
-    """Generate the assignment from solutions/ in the scratch course, submit a copy of exercises/, grade it."""
+def check_one(course: Path, item: Chapter, limits: Limits) -> StudentResult:
+    """Grade a copy of the chapter's exercises/ in a scratch course generated from solutions/ (or its cache)."""
     name = item.assignment
-    shutil.copytree(course / "solutions" / name, scratch / "solutions" / name)
-    run_nbgrader(scratch, "generate_assignment", name, "--force", limits=limits)
-    submitted = scratch / "submitted" / LEARNER / name
-    submitted.mkdir(parents=True)
-    for notebook in (course / "exercises" / name).glob("*.ipynb"):
-        shutil.copy2(notebook, submitted / notebook.name)
-    return grade_student(scratch, name, LEARNER, limits)
+    with tempfile.TemporaryDirectory(prefix="sdpa-check-") as folder:
+        scratch = temporary_course(course, Path(folder))
+        shutil.copytree(course / "solutions" / name, scratch / "solutions" / name)
+        submitted = scratch / "submitted" / LEARNER / name
+        submitted.mkdir(parents=True)
+        for notebook in (course / "exercises" / name).glob("*.ipynb"):
+            shutil.copy2(notebook, submitted / notebook.name)
+        return grade_student(scratch, name, LEARNER, limits, generate=True, cache=generated_cache())
+
+
+def generated_cache() -> Path:
+    """Where ``check`` keeps the gradebooks it generated, one per assignment source: ``$SDPA_COURSE_CACHE``, else
+    ``gradebooks`` in the user cache directory."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    import platformdirs
+    return platformdirs.user_cache_path("sdpa-course", appauthor=False) / "gradebooks"
 
 
 def checkable(course: Path, keys: list[str]) -> list[Chapter]:
@@ -168,10 +178,8 @@ def check(args: argparse.Namespace) -> int:
     if sandbox_or_refusal(args):
         return 2
     chosen, results = checkable(course, args.chapters), []
-    with tempfile.TemporaryDirectory(prefix="sdpa-check-") as scratch:
-        scratch = temporary_course(course, Path(scratch))
-        for item in tqdm(chosen, desc="checking", unit="chapter", disable=len(chosen) < 2):
-            results.append(check_one(course, scratch, item, limits))
+    for item in tqdm(chosen, desc="checking", unit="chapter", disable=len(chosen) < 2):
+        results.append(check_one(course, item, limits))
     save_scores(results)
     print(check_report(chosen, results))
     return 0 if all(r.status == GRADED and r.score == r.max_score for r in results) else 1
@@ -208,6 +216,7 @@ def check_report(chosen: list[Chapter], results: list[StudentResult]) -> str:
 
 def still_to_write(notebook_path: Path) -> list[str]:
     """Names of the functions (or written answers) whose cell still holds the stub."""
+    import nbformat  # here, not at the top: it takes seconds to import, and only `progress` reads notebooks
     todo = []
     for cell in nbformat.read(notebook_path, as_version=4).cells:
         meta = cell.metadata.get("nbgrader", {})

@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+from nbgrader.utils import compute_checksum
 from exercise_harness import EXERCISES, ROOT, SOLUTIONS, cells_by_id, read
 
 from sdpa_course.quiz.store import AnswerStore
@@ -53,7 +55,7 @@ def learner(tmp_path_factory) -> dict:
     store = AnswerStore(root / "quiz.json")
     store.record("some-question", False, "b")  # one question in the wrong-answer book
     env = {**os.environ, "SDPA_COURSE_SCORES": str(root / "scores.json"), "SDPA_QUIZ_STORE": str(root / "quiz.json"),
-           "PATH": interpreter_path()}
+           "SDPA_COURSE_CACHE": str(root / "cache"), "PATH": interpreter_path()}
     return {"course": course, "exercise": exercise, "env": env}
 
 
@@ -84,6 +86,32 @@ def test_check_never_touches_the_learners_notebooks(learner, checked):
     _, before = checked
     assert hashlib.sha256(learner["exercise"].read_bytes()).hexdigest() == before
     assert sorted(p.name for p in learner["course"].iterdir()) == ["exercises", "nbgrader_config.py", "solutions"]
+
+
+def test_check_reuses_the_generated_gradebook_until_the_source_changes(learner, checked, tmp_path):
+    """Is the gradebook `check` generated kept and used again (a tampered copy shows), and made anew for a new source?"""
+    cached = sorted(Path(learner["env"]["SDPA_COURSE_CACHE"]).glob(f"{ASSIGNMENT}-*.db"))
+    assert len(cached) == 1, cached
+    course, cache = tmp_path / "course", tmp_path / "cache"
+    shutil.copytree(learner["course"], course)
+    cache.mkdir()
+    shutil.copy2(cached[0], cache / cached[0].name)
+    marker = "graded by the cached test"
+    test = cells_by_id(read(SOLUTIONS / ASSIGNMENT / NOTEBOOK))[f"test_{SOLVED}"]
+    test.source = f"raise AssertionError({marker!r})"
+    with sqlite3.connect(cache / cached[0].name) as gradebook:  # the test of the written function, in the cache only
+        gradebook.execute("UPDATE source_cell SET source = ?, checksum = ? WHERE name = ?",
+                          (test.source, compute_checksum(test), f"test_{SOLVED}"))
+    other = {"course": course, "env": {**learner["env"], "SDPA_COURSE_CACHE": str(cache),
+                                       "SDPA_COURSE_SCORES": str(tmp_path / "scores.json")}}
+    assert marker in sdpa_course(other, "check", "5").stdout, "the cached gradebook was not used"
+    source = course / "solutions" / ASSIGNMENT / NOTEBOOK
+    notebook = read(source)
+    notebook.cells[0].source += "\n"  # a new source: generated again, true points again
+    nbformat.write(notebook, source)
+    again = sdpa_course(other, "check", "5").stdout
+    assert marker not in again and f"{points_of(f'test_{SOLVED}'):g} / {total_points():g}" in again, again
+    assert [p.name for p in cache.glob(f"{ASSIGNMENT}-*.db")] != [cached[0].name], "the new source's gradebook"
 
 
 def test_progress_shows_what_is_left_the_last_score_and_the_book(learner, checked):

@@ -24,17 +24,17 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import json
 import os
 import re
 import resource
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
-
-import nbformat
 
 GRADED, UNGRADABLE = "graded", "ungradable"
 # Kernels and nbgrader reserve address space per BLAS thread; one thread keeps the memory cap meaningful.
@@ -51,6 +51,8 @@ FAILURE_REASONS = (
     (r"SandboxUnavailableError", "the sandbox is not available here and --strict refuses to grade without it"),
     (r"UnresponsiveKernelError|TimeoutError", "the kernel stopped responding"),
 )
+
+EXCEPTION_LINE = re.compile(r"[\w.]*(Error|Exception|Exit|Interrupt): ")
 
 
 @dataclass(frozen=True)
@@ -171,40 +173,42 @@ def _status_text(status: int | None, limits: Limits) -> str:
 
 
 def failure_reason(status: int | None, output: str, limits: Limits) -> str:
-    """Why nbgrader could not grade a submission, in one sentence, from its exit status and log."""
+    """Why a submission could not be graded, in one sentence, from the grading process's exit status and log."""
     if status is None or status < 0:
         return _status_text(status, limits)
-    for pattern, reason in FAILURE_REASONS:
-        if re.search(pattern, output):
-            return reason
-    errors = [line.strip() for line in output.splitlines() if "[ERROR]" in line or "Error" in line]
-    return f"{_status_text(status, limits)}: {errors[-1] if errors else 'see its log'}"
+    known = reason_in_log(output)
+    return known if known else f"{_status_text(status, limits)}: {last_error(output)}"
+
+
+def reason_in_log(log: str) -> str | None:
+    """The reason for the first known failure that nbgrader's log shows (see ``FAILURE_REASONS``), or None."""
+    return next((reason for pattern, reason in FAILURE_REASONS if re.search(pattern, log)), None)
+
+
+def last_error(log: str) -> str:
+    r"""The last exception a log names (``RuntimeError: ...``), past nbgrader's own "see the traceback" line.
+
+    Examples
+    --------
+    >>> last_error("Traceback ...\n    RuntimeError: Inconsistent checksums for cell t1\n"
+    ...            "[ERROR] Please see the the above traceback for details\n"
+    ...            "NbGraderException: Please see the the above traceback for details")
+    'RuntimeError: Inconsistent checksums for cell t1'
+    """
+    lines = [line.strip() for line in log.splitlines()]
+    raised = [line for line in lines if EXCEPTION_LINE.match(line) and "Please see the" not in line]
+    errors = [line for line in lines if "[ERROR]" in line or "Error" in line]
+    return (raised or errors or ["see its log"])[-1]
 
 
 # --- the gradebook ---------------------------------------------------------------------------------
-
-def gradebook_url(course: Path) -> str:
-    return f"sqlite:///{course / 'gradebook.db'}"
-
-
-def forget_submission(course: Path, assignment: str, student: str) -> None:
-    """Remove the student's previous submission of the assignment and its grades from the gradebook."""
-    from nbgrader.api import Gradebook, MissingEntry
-    if not (course / "gradebook.db").exists():
-        return
-    with Gradebook(gradebook_url(course)) as gradebook:
-        try:
-            gradebook.remove_submission(assignment, student)
-        except MissingEntry:
-            pass
-
 
 def has_assignment(course: Path, assignment: str) -> bool:
     """True if ``nbgrader generate_assignment`` has recorded the assignment (its tests) in the course's gradebook."""
     from nbgrader.api import Gradebook, MissingEntry
     if not (Path(course) / "gradebook.db").exists():
         return False
-    with Gradebook(gradebook_url(Path(course))) as gradebook:
+    with Gradebook(f"sqlite:///{Path(course) / 'gradebook.db'}") as gradebook:
         try:
             gradebook.find_assignment(assignment)
             return True
@@ -212,99 +216,34 @@ def has_assignment(course: Path, assignment: str) -> bool:
             return False
 
 
-def submission_scores(course: Path, assignment: str, student: str) -> dict[tuple[str, str], tuple[float, float]]:
-    """``{(notebook, grade_id): (score, max_score)}`` of the student's graded submission."""
-    from nbgrader.api import Gradebook
-    with Gradebook(gradebook_url(course)) as gradebook:
-        submission = gradebook.find_submission(assignment, student)
-        return {(notebook.name, grade.name): (grade.score, grade.max_score)
-                for notebook in submission.notebooks for grade in notebook.grades}
-
-
-def error_message(cell) -> str:
-    """What a graded cell's error said (``ename: evalue``), or what it printed last if it failed silently."""
-    errors = [output for output in cell.get("outputs", []) if output.get("output_type") == "error"]
-    if errors:
-        return f"{errors[-1].get('ename', 'Error')}: {errors[-1].get('evalue', '')}".strip()
-    return "no error shown (partial credit)"
-
-
-def errors_outside_tests(course: Path, assignment: str, student: str) -> list[str]:
-    """The errors of cells that are not tests (a solution cell that timed out, ran out of memory, raised)."""
-    notes = []
-    for path in sorted((course / "autograded" / student / assignment).glob("*.ipynb")):
-        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
-            meta = cell.metadata.get("nbgrader", {})
-            if cell.cell_type == "code" and not meta.get("grade") and any(
-                    output.get("output_type") == "error" for output in cell.get("outputs", [])):
-                notes.append(f"{path.stem} cell {meta.get('grade_id', index)}: {error_message(cell)[:200]}")
-    return notes
-
-
-HIDDEN_TESTS = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", re.S)
-
-
-def visible_lines(source: str) -> list[str]:
-    """A cell's non-blank lines outside its hidden tests: what a release shows of it."""
-    return [line.rstrip() for line in HIDDEN_TESTS.sub("", source).splitlines() if line.strip()]
-
-
-def tampered_cells(course: Path, assignment: str, student: str) -> list[str]:
-    """Locked cells (tests, context) that the submission deleted or edited; nbgrader grades the originals."""
-    from nbgrader.api import Gradebook
-    notes = []
-    with Gradebook(gradebook_url(course)) as gradebook:
-        for source_notebook in gradebook.find_assignment(assignment).notebooks:
-            path = course / "submitted" / student / assignment / f"{source_notebook.name}.ipynb"
-            submitted = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell.source
-                         for cell in nbformat.read(path, as_version=4).cells} if path.exists() else {}
-            tests = {cell.name for cell in source_notebook.grade_cells}
-            for cell in (c for c in source_notebook.source_cells if c.locked):
-                kind = "test cell" if cell.name in tests else "locked cell"
-                if cell.name not in submitted:
-                    notes.append(f"{kind} {cell.name} was deleted" + (" (restored for grading)" if kind == "test cell" else ""))
-                elif visible_lines(submitted[cell.name]) != visible_lines(cell.source):
-                    notes.append(f"{kind} {cell.name} was edited (graded as the original)")
-    return notes
-
-
-def failed_tests(course: Path, assignment: str, student: str, scores: dict) -> list[FailedTest]:
-    """Every grade cell below full points, in notebook order, with its error message from the autograded notebook."""
-    failed = []
-    for notebook_name in sorted({notebook for notebook, _ in scores}):
-        path = course / "autograded" / student / assignment / f"{notebook_name}.ipynb"
-        for cell in nbformat.read(path, as_version=4).cells:
-            score, max_score = scores.get((notebook_name, cell.metadata.get("nbgrader", {}).get("grade_id")), (1, 1))
-            if score < max_score and cell.cell_type == "code":  # written answers wait for formgrader
-                grade_id = cell.metadata.nbgrader.grade_id
-                failed.append(FailedTest(notebook_name, grade_id, score, max_score, error_message(cell)))
-    return failed
-
-
 # --- grading ---------------------------------------------------------------------------------------
 
-def kernel_limits(limits: Limits) -> list[str]:
-    """nbgrader options that give the sandboxed kernel the same memory and CPU limits (and strictness)."""
-    options = [f"--SandboxedKernelManager.memory_mb={limits.memory_mb}",
-               f"--SandboxedKernelManager.cpu_seconds={max(1, int(limits.timeout))}"]
-    return options + (["--SandboxedKernelManager.strict=True"] if limits.strict else [])
+def kernel_limits(limits: Limits) -> dict:
+    """nbgrader options (``{"Class.trait": value}``) that give the sandboxed kernel the same limits and strictness."""
+    return {"SandboxedKernelManager.memory_mb": limits.memory_mb,
+            "SandboxedKernelManager.cpu_seconds": max(1, int(limits.timeout)),
+            "SandboxedKernelManager.strict": limits.strict}
 
 
-def grade_student(course: Path, assignment: str, student: str, limits: Limits = Limits()) -> StudentResult:
-    """Autograde one student's submission from clean scores, in a bounded process."""
-    course = Path(course)
-    forget_submission(course, assignment, student)
-    status, output = run_limited(nbgrader_command("autograde", assignment, f"--student={student}", "--force",
-                                                  "--Autograde.create_student=True", *kernel_limits(limits)),
-                                 course, limits)
-    if status != 0:
-        forget_submission(course, assignment, student)  # leave no half-made submission to export as 0
-        return StudentResult(student, assignment, UNGRADABLE, reason=failure_reason(status, output, limits))
-    scores = submission_scores(course, assignment, student)
-    notes = tampered_cells(course, assignment, student) + errors_outside_tests(course, assignment, student)
-    return StudentResult(student, assignment, GRADED, score=sum(s for s, _ in scores.values()),
-                         max_score=sum(m for _, m in scores.values()), reason="; ".join(notes),
-                         failed=failed_tests(course, assignment, student, scores), notes=notes)
+def grade_student(course: Path, assignment: str, student: str, limits: Limits = Limits(), *,
+                  generate: bool = False, cache: Path | None = None) -> StudentResult:
+    """Autograde one student's submission from clean scores in a bounded process (:mod:`.worker`).
+
+    With ``generate`` the worker first generates the assignment into the course's gradebook
+    (from ``cache`` when the same source was generated before).
+    """
+    course = Path(course).resolve()
+    with tempfile.TemporaryDirectory(prefix="sdpa-job-") as folder:  # the parent's: no kernel can reach it
+        job, result = Path(folder) / "job.json", Path(folder) / "result.json"
+        job.write_text(json.dumps({"course": str(course), "assignment": assignment, "student": student,
+                                   "options": kernel_limits(limits), "generate": generate,
+                                   "cache": str(cache) if cache else None, "result": str(result)}))
+        status, output = run_limited([sys.executable, "-m", "sdpa_course.grading.worker", str(job)], course, limits)
+        if status != 0 or not result.is_file():
+            return StudentResult(student, assignment, UNGRADABLE, reason=failure_reason(status, output, limits))
+        answer = json.loads(result.read_text(encoding="utf-8"))
+    answer["failed"] = [FailedTest(**test) for test in answer["failed"]]
+    return StudentResult(**answer)
 
 
 def submitted_students(course: Path, assignment: str) -> list[str]:

@@ -1,10 +1,9 @@
 """Checks used by visible and hidden test cells: each failure says what is wrong and how to think about it."""
 from __future__ import annotations
 
-import contextlib
 import copy
 import warnings
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -69,21 +68,27 @@ def expect_rows_sum_to_one(weights, what: str = "the weights", axis: int = -1, *
 
 
 def _call_student(student: Callable, args, kwargs, forbidden: Iterable[str]):
-    """Run the student's function on copies of the inputs, with the reference made unavailable.
-
-    A :class:`~sdpa_course.grading.remote.RemoteFunction` runs in the student's kernel on an encoded
-    copy of the inputs, with an ``sdpa_lib`` that lacks the forbidden functions already; its
-    warnings are re-emitted here.
-    """
-    if isinstance(student, RemoteFunction):
-        guard = contextlib.nullcontext()
-    else:
-        args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
-        guard = unavailable(forbidden, student)
-    with guard, warnings.catch_warnings(record=True) as caught:
+    """Run a local student function (the learner's own kernel) on copies of the inputs, the reference unavailable."""
+    args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
+    with unavailable(forbidden, student), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = student(*args, **kwargs)
     return result, [str(w.message) for w in caught]
+
+
+def _student_runs(student: Callable, cases: list, forbidden: Iterable[str]) -> Iterator[Callable[[], tuple]]:
+    """For each case, a thunk giving ``(result, warning messages)`` or raising what the student's function raised.
+
+    A :class:`~sdpa_course.grading.remote.RemoteFunction` runs every case in the student's kernel in
+    one round trip (on encoded copies of the inputs, with an ``sdpa_lib`` that lacks the forbidden
+    functions already); a local function runs each case when its thunk is called.
+    """
+    if isinstance(student, RemoteFunction):
+        for outcome in student.call_many(cases):
+            yield lambda outcome=outcome: (outcome.value(), [message for _, message in outcome.warnings])
+    else:
+        for args, kwargs in cases:
+            yield lambda args=args, kwargs=kwargs: _call_student(student, args, kwargs, forbidden)
 
 
 def _compare_outputs(actual, expected, names: Sequence[str], rtol, atol, hint: str) -> None:
@@ -112,13 +117,13 @@ def check_against_reference(student: Callable, reference: Callable, cases: Itera
         check_environment()
     if not callable(student):
         raise GradingError(f"expected a function to grade, got {type(student).__name__}: did you overwrite its name?")
-    forbidden, count = tuple(forbidden), 0
-    for args, kwargs in cases:
-        count += 1
+    cases = list(cases)
+    runs = _student_runs(student, cases, tuple(forbidden))
+    for (args, kwargs), run in zip(cases, runs):
         expected = reference(*copy.deepcopy(args), **copy.deepcopy(kwargs))
         case = describe_case(args, kwargs) + (f" [grading seed {seed}]" if seed is not None else "")
         try:
-            actual, warned = _call_student(student, args, kwargs, forbidden)
+            actual, warned = run()
         except (NotImplementedError, ForbiddenCallError, GradingError):
             raise
         except Exception as error:  # a StudentError carries the name of what the student's code raised
@@ -128,7 +133,7 @@ def check_against_reference(student: Callable, reference: Callable, cases: Itera
             _compare_outputs(actual, expected, output_names, rtol, atol, hint="")
         except GradingError as failure:
             raise GradingError(_feedback(failure, actual, mistakes, args, kwargs, case, warned)) from None
-    return count
+    return len(cases)
 
 
 def _feedback(failure: GradingError, actual, mistakes, args, kwargs, case: str, warned: list[str]) -> str:

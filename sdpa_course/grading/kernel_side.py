@@ -106,52 +106,68 @@ def handle_file(path: str) -> None:
 
 
 def handle(request_text: str) -> None:
-    """Serve one request (JSON: ``id``, ``op`` get, source or call, ``name``, ``args``, ``helpers``, ``measure_memory``)."""
+    """Serve one request and publish its answer.
+
+    The request is JSON with an ``id`` and an ``op``:
+
+    * ``get``: ``names``; the answer's ``values`` maps each name the namespace has to what it
+      is (``callable``, or the encoded value, or why it is not data);
+    * ``source``: ``name``; the answer carries the function's source;
+    * ``call``: ``name``, ``args`` (the encoded list of ``(args, kwargs)`` cases), ``helpers``,
+      ``measure_memory``; the answer's ``results`` has one entry per case run, in order, each
+      with the encoded result (or the error raised: the cases after it are not run), the
+      warnings emitted and the peak traced memory.
+    """
     request = json.loads(request_text)
-    answer = {"id": request["id"], "ok": False}
+    answer = {"id": request["id"], "ok": True}
     namespace = _user_namespace()
-    name = request["name"]
-    if name not in namespace:
-        answer["missing"] = True
-        _publish(answer)
-        return
-    target = namespace[name]
-    if request["op"] == "source":
-        try:
-            _encode_into(answer, inspect.getsource(target))
-        except (OSError, TypeError) as error:
-            answer["unsupported"] = f"its source is not available ({error})"
-        _publish(answer)
-        return
     if request["op"] == "get":
-        if callable(target):
-            answer.update(ok=True, callable=True)
-        else:
-            _encode_into(answer, target)
-        _publish(answer)
-        return
-    helpers = request.get("helpers") or {}
+        answer["values"] = {name: _description(namespace[name]) for name in request["names"] if name in namespace}
+    elif request["name"] not in namespace:
+        answer.update(ok=False, missing=True)
+    elif request["op"] == "source":
+        answer.update(_source(namespace[request["name"]]))
+    else:
+        answer["results"] = _calls(namespace, request)
+    _publish(answer)
+
+
+def _description(target) -> dict:
+    return {"ok": True, "callable": True} if callable(target) else _encoded(target)
+
+
+def _source(target) -> dict:
+    try:
+        return _encoded(inspect.getsource(target))
+    except (OSError, TypeError) as error:
+        return {"ok": False, "unsupported": f"its source is not available ({error})"}
+
+
+def _calls(namespace: dict, request: dict) -> list:
+    """Run the named function on each case in turn, with the helpers bound; stop after the first that raises."""
+    target, helpers = namespace[request["name"]], request.get("helpers") or {}
     saved = {helper: namespace[helper] for helper in helpers.get("names", []) if helper in namespace}
     namespace.update({helper: _helper_stub(helper, helpers["socket"]) for helper in helpers.get("names", [])})
+    results = []
     try:
-        args, kwargs = decode(request["args"])
-        outcome = _run(target, args, kwargs, bool(request.get("measure_memory")))
-    except BaseException as error:  # noqa: B036  (SystemExit and KeyboardInterrupt are the student's too)
-        answer["error"] = {"ename": type(error).__name__, "evalue": str(error)[:4000], "frames": _student_frames(error)}
-        _publish(answer)
-        return
+        for args, kwargs in decode(request["args"]):
+            try:
+                outcome = _run(target, args, kwargs, bool(request.get("measure_memory")))
+            except BaseException as error:  # noqa: B036  (SystemExit and KeyboardInterrupt are the student's too)
+                results.append({"ok": False, "error": {"ename": type(error).__name__, "evalue": str(error)[:4000],
+                                                       "frames": _student_frames(error)}})
+                break
+            results.append({**_encoded(outcome["result"]), "warnings": outcome["warnings"],
+                            "peak_bytes": outcome["peak_bytes"]})
     finally:
         for helper in helpers.get("names", []):
             namespace.pop(helper, None)
         namespace.update(saved)
-    answer.update(warnings=outcome["warnings"], peak_bytes=outcome["peak_bytes"])
-    _encode_into(answer, outcome["result"])
-    _publish(answer)
+    return results
 
 
-def _encode_into(answer: dict, value) -> None:
+def _encoded(value) -> dict:
     try:
-        answer.update(ok=True, value=encode(value))
+        return {"ok": True, "value": encode(value)}
     except UnsupportedValue as error:
-        answer.update(ok=False, unsupported=str(error))
-
+        return {"ok": False, "unsupported": str(error)}

@@ -24,7 +24,6 @@ import warnings
 from pathlib import Path
 from typing import Callable, Iterable
 
-import nbformat
 
 from . import codec, kernel_side
 from .errors import ForbiddenCallError, GradingError
@@ -49,6 +48,12 @@ class StudentTimeout(StudentError):
 
 class KernelAnswerError(GradingError):
     """The kernel gave no usable answer (none, several, or one that is not data)."""
+
+
+def _code_cell(source: str):
+    """A notebook code cell (nbformat is imported here: it takes seconds, and the command line needs it rarely)."""
+    from nbformat.v4 import new_code_cell
+    return new_code_cell(source)
 
 
 def agent_installation() -> str:
@@ -85,18 +90,23 @@ class StudentKernel:
         self._execute, self._folder, self._kernel_pid = execute, Path(folder), kernel_pid
 
     def install(self) -> None:
-        cell = nbformat.v4.new_code_cell(agent_installation())
+        cell = _code_cell(agent_installation())
         self._execute(cell)
         errors = [o for o in cell.outputs if o.get("output_type") == "error"]
         if errors:
             raise GradingError(f"the grader could not start its agent in the kernel: {errors[0].get('ename')}: "
                                f"{errors[0].get('evalue')}")
 
-    def request(self, op: str, name: str, *, args=((), {}), helpers: dict | None = None,
-                measure_memory: bool = False) -> dict:
-        """Send one request and return the kernel's decoded answer (a dict with ``ok`` and what it carries)."""
-        request = {"id": uuid.uuid4().hex, "op": op, "name": name, "args": codec.encode(args),
-                   "measure_memory": measure_memory}
+    def request(self, op: str, *, args=None, helpers: dict | None = None, measure_memory: bool = False,
+                **fields) -> dict:
+        """Send one request (``op`` and its ``fields``, see :func:`.kernel_side.handle`) and return the decoded answer.
+
+        ``args`` (the cases of a call) travel encoded by the codec.
+        """
+        request = {"id": uuid.uuid4().hex, "op": op, **fields, "measure_memory": measure_memory}
+        if args is not None:
+            request["args"] = codec.encode(args)
+        what = fields.get("name") or ", ".join(fields.get("names", ())) or op
         # The request travels as a file (arguments can be many megabytes), the answer as a display_data message.
         path = self._folder / f"request-{request['id']}.json"
         with self._helper_server(helpers or {}) as socket_path:
@@ -104,14 +114,14 @@ class StudentKernel:
                 request["helpers"] = {"socket": socket_path, "names": sorted(helpers)}
             path.write_text(json.dumps(request), encoding="utf-8")
             os.chmod(path, 0o644)  # the kernel may run as another user in its sandbox
-            cell = nbformat.v4.new_code_cell(f"__import__('_sdpa_grader').handle_file({str(path)!r})")
+            cell = _code_cell(f"__import__('_sdpa_grader').handle_file({str(path)!r})")
             pid = self._kernel_pid() if measure_memory and self._kernel_pid else None
             start = _reset_resident_peak(pid) if pid else None
             try:
                 self._execute(cell)
             finally:
                 path.unlink(missing_ok=True)
-        answer = self._answer(cell, request["id"], name)
+        answer = self._answer(cell, request["id"], what)
         if start is not None:
             answer["resident_peak_bytes"] = max(0, _status_bytes(pid, "VmHWM") - start)
         return answer
@@ -203,12 +213,34 @@ def _serve_helpers(server: socket.socket, helpers: dict, stop: threading.Event) 
                 connection.sendall(struct.pack("!Q", len(message)) + message)
 
 
+class CallResult:
+    """What one call of a student's function in the kernel gave: its value or the error it raised, and its warnings."""
+
+    def __init__(self, name: str, answer: dict):
+        self.name, self._answer = name, answer
+        self.warnings = [(str(category), str(message)) for category, message in answer.get("warnings") or []]
+
+    def value(self):
+        """The returned value, decoded; or raise what the function raised (see :func:`_student_exception`)."""
+        if "error" in self._answer:
+            raise _student_exception(self._answer["error"])
+        if not self._answer.get("ok"):
+            raise GradingError(f"your {self.name} returned something that is not data: {self._answer.get('unsupported')}")
+        return _decoded(self._answer.get("value"), self.name)
+
+    def reemit_warnings(self) -> None:
+        """Emit here the warnings the call emitted in the kernel."""
+        for category, message in self.warnings:
+            warnings.warn(message, _WARNING_CLASSES.get(category, UserWarning), stacklevel=3)
+
+
 class RemoteFunction:
     """A function the student defined, called in the student's kernel on data: ``f(*args, **kwargs)`` as if local.
 
     The warnings it emitted are re-emitted here; the error it raised is raised here as
     :class:`StudentError` (``NotImplementedError`` and ``ForbiddenCallError`` keep their
     type, so a stub and a call to the absent reference are reported as such).
+    :meth:`call_many` runs many cases in one round trip to the kernel.
     """
 
     def __init__(self, kernel: StudentKernel, name: str):
@@ -224,31 +256,42 @@ class RemoteFunction:
 
     def source(self) -> str:
         """The source of the student's function, as the kernel reports it (``OSError`` if it has none)."""
-        answer = self.kernel.request("source", self.__name__)
-        if not answer["ok"]:
+        answer = self.kernel.request("source", name=self.__name__)
+        if not answer.get("ok"):
             raise OSError(f"the source of {self.__name__} is not available: {answer.get('unsupported', '')}")
-        source = _decoded(answer["value"], self.__name__)
+        source = _decoded(answer.get("value"), self.__name__)
         if not isinstance(source, str):
             raise KernelAnswerError(f"the source of {self.__name__} came back as a {type(source).__name__}")
         return source
 
     def call(self, args: tuple, kwargs: dict, *, measure_memory: bool = False):
+        """``f(*args, **kwargs)`` in the kernel; with ``measure_memory``, its peak is kept in ``last_peak_bytes``."""
+        outcome = self.call_many([(args, kwargs)], measure_memory=measure_memory)[0]
+        outcome.reemit_warnings()
+        return outcome.value()
+
+    def call_many(self, cases, *, measure_memory: bool = False) -> list[CallResult]:
+        """One :class:`CallResult` per ``(args, kwargs)`` case, in order, all run in one request.
+
+        The kernel stops at the first case that raises, so the list ends there.
+        """
+        cases = [(tuple(args), dict(kwargs)) for args, kwargs in cases]
         try:
-            answer = self.kernel.request("call", self.__name__, args=(tuple(args), dict(kwargs)), helpers=self.helpers,
+            answer = self.kernel.request("call", name=self.__name__, args=cases, helpers=self.helpers,
                                          measure_memory=measure_memory)
         except codec.UnsupportedValue as error:
             raise GradingError(f"the grader could not send these inputs to your {self.__name__}: {error}") from None
         if answer.get("missing"):
             raise NameError(f"name {self.__name__!r} is no longer defined in your notebook")
-        for category, message in answer.get("warnings") or []:
-            warnings.warn(str(message), _WARNING_CLASSES.get(str(category), UserWarning), stacklevel=2)
-        if "error" in answer:
-            raise _student_exception(answer["error"])
-        if not answer["ok"]:
-            raise GradingError(f"your {self.__name__} returned something that is not data: {answer.get('unsupported')}")
-        # Measured from outside when possible (resident memory); else what the kernel's tracemalloc reported.
-        self.last_peak_bytes = answer.get("resident_peak_bytes", answer.get("peak_bytes"))
-        return _decoded(answer["value"], self.__name__)
+        results = answer.get("results")
+        complete = isinstance(results, list) and all(isinstance(r, dict) for r in results) and (
+            len(results) == len(cases) or (0 < len(results) < len(cases) and "error" in results[-1]))
+        if not complete:
+            raise KernelAnswerError(f"the kernel's answer for {self.__name__} does not cover the {len(cases)} cases "
+                                    f"sent: its output was tampered with, or the code stopped the kernel's agent")
+        if measure_memory:  # measured from outside when possible (resident memory), else the kernel's tracemalloc
+            self.last_peak_bytes = answer.get("resident_peak_bytes", results[-1].get("peak_bytes"))
+        return [CallResult(self.__name__, result) for result in results]
 
 
 def _decoded(payload, name: str):
@@ -295,16 +338,25 @@ def cell_names(source: str) -> tuple[set[str], set[str]]:
 
 
 def student_bindings(kernel: StudentKernel, names: Iterable[str]) -> dict:
-    """``{name: value or RemoteFunction}`` for each name the student's kernel defines (absent names are left out)."""
+    """``{name: value or RemoteFunction}`` for each name the student's kernel defines (absent names are left out).
+
+    One request asks for all of them.
+    """
+    names = sorted(names)
+    if not names:
+        return {}
+    values = kernel.request("get", names=names).get("values")
+    if not isinstance(values, dict):
+        raise KernelAnswerError("the kernel's answer about the notebook's names is not data")
     bindings = {}
-    for name in sorted(names):
-        answer = kernel.request("get", name)
-        if answer.get("missing"):
+    for name in names:
+        answer = values.get(name)
+        if not isinstance(answer, dict):
             continue
         if answer.get("callable"):
             bindings[name] = RemoteFunction(kernel, name)
-        elif answer["ok"]:
-            bindings[name] = _decoded(answer["value"], name)
+        elif answer.get("ok"):
+            bindings[name] = _decoded(answer.get("value"), name)
         else:
             bindings[name] = _Unsendable(name, answer.get("unsupported", ""))
     return bindings

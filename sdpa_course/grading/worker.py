@@ -1,0 +1,234 @@
+"""The bounded grading process: nbgrader's steps for one student run in it, and it reports the result as data.
+
+:func:`~sdpa_course.grading.autograde.grade_student` starts ``python -m
+sdpa_course.grading.worker JOB`` under the memory and time limits of one student.  In that one
+process nbgrader runs through its Python API (``NbGraderAPI``, the one formgrader uses), with the
+same configuration files as the ``nbgrader`` command: the assignment is generated first if the job
+asks for it (from a cache of generated gradebooks, see :func:`generated_gradebook`), then the
+student's submission is autograded, and the scores, failed tests and notes are read back from the
+gradebook and the autograded notebooks.  The result goes to the job's ``result`` file, which the
+student's kernel cannot reach (it runs in its sandbox; the file is in a folder of the parent's).
+
+Starting nbgrader once instead of once per step matters: importing it takes seconds.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import nbformat
+
+from .autograde import GRADED, UNGRADABLE, FailedTest, StudentResult, last_error, reason_in_log
+
+HIDDEN_TESTS = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", re.S)
+
+
+# --- nbgrader in this process ----------------------------------------------------------------------
+
+def nbgrader_api(course: Path, options: dict):
+    """nbgrader's API with the configuration the ``nbgrader`` command would load in ``course``, plus ``options``.
+
+    ``options`` maps ``"Class.trait"`` to a value, as ``--Class.trait=value`` on the command line.
+    """
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.apps.baseapp import NbGrader
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+    app = NbGrader()
+    with working_folder(course):  # where the command finds the course's nbgrader_config.py
+        app.load_config_file()
+    config = Config(app.config)
+    for key, value in options.items():
+        section, _, trait = key.rpartition(".")
+        config[section][trait] = value
+    config.CourseDirectory.root = str(course)
+    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+
+@contextlib.contextmanager
+def working_folder(folder: Path):
+    """Within the block, ``folder`` is the working folder (``contextlib.chdir`` from Python 3.11 on)."""
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def generated_gradebook(course: Path, assignment: str, api, cache: Path | None) -> dict:
+    """Generate ``assignment`` in ``course``'s (empty) gradebook, or copy it from ``cache`` if generated before.
+
+    A cached gradebook is keyed by everything generation reads: the source folder's files,
+    the course's ``nbgrader_config.py`` and nbgrader's version; the cache keeps the latest one
+    of each assignment.  Returns nbgrader's answer
+    (``success``, ``log``, ``error``).
+    """
+    gradebook = course / "gradebook.db"
+    cached = cache / f"{assignment}-{generation_key(course, assignment)}.db" if cache else None
+    if cached is not None and cached.is_file():
+        shutil.copyfile(cached, gradebook)
+        return {"success": True, "log": f"gradebook of {assignment} from {cached}"}
+    result = api.generate_assignment(assignment, force=True)
+    if result["success"] and cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        for older in cached.parent.glob(f"{assignment}-*.db"):  # one per assignment: an edited source replaces it
+            older.unlink(missing_ok=True)
+        scratch = cached.with_suffix(f".tmp{os.getpid()}")
+        shutil.copyfile(gradebook, scratch)
+        os.replace(scratch, cached)  # another check running at the same time sees the whole file or none
+    return result
+
+
+def generation_key(course: Path, assignment: str) -> str:
+    """A digest of the assignment's source files (names and bytes), the course config and nbgrader's version.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as two:
+    ...     for folder in (one, two):
+    ...         Path(folder, "solutions", "a").mkdir(parents=True)
+    ...         _ = Path(folder, "nbgrader_config.py").write_text(f"c.CourseDirectory.root = {folder!r}")
+    ...     same = generation_key(Path(one), "a") == generation_key(Path(two), "a")
+    ...     _ = Path(two, "solutions", "a", "a.ipynb").write_text("{}")
+    ...     same, generation_key(Path(one), "a") == generation_key(Path(two), "a")
+    (True, False)
+    """
+    import nbgrader
+    digest = hashlib.sha256(nbgrader.__version__.encode())
+    config = (course / "nbgrader_config.py").read_text(encoding="utf-8")
+    digest.update(config.replace(str(course), "<course>").encode())  # a scratch course's own path is no difference
+    source = course / "solutions" / assignment
+    for path in sorted(p for p in source.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+# --- the gradebook and the autograded notebooks ----------------------------------------------------
+
+def gradebook_url(course: Path) -> str:
+    return f"sqlite:///{course / 'gradebook.db'}"
+
+
+def forget_submission(course: Path, assignment: str, student: str) -> None:
+    """Remove the student's previous submission of the assignment and its grades from the gradebook."""
+    from nbgrader.api import Gradebook, MissingEntry
+    if not (course / "gradebook.db").exists():
+        return
+    with Gradebook(gradebook_url(course)) as gradebook:
+        with contextlib.suppress(MissingEntry):
+            gradebook.remove_submission(assignment, student)
+
+
+def submission_scores(course: Path, assignment: str, student: str) -> dict[tuple[str, str], tuple[float, float]]:
+    """``{(notebook, grade_id): (score, max_score)}`` of the student's graded submission."""
+    from nbgrader.api import Gradebook
+    with Gradebook(gradebook_url(course)) as gradebook:
+        submission = gradebook.find_submission(assignment, student)
+        return {(notebook.name, grade.name): (grade.score, grade.max_score)
+                for notebook in submission.notebooks for grade in notebook.grades}
+
+
+def error_message(cell) -> str:
+    """What a graded cell's error said (``ename: evalue``), or what it printed last if it failed silently."""
+    errors = [output for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+    if errors:
+        return f"{errors[-1].get('ename', 'Error')}: {errors[-1].get('evalue', '')}".strip()
+    return "no error shown (partial credit)"
+
+
+def errors_outside_tests(course: Path, assignment: str, student: str) -> list[str]:
+    """The errors of cells that are not tests (a solution cell that timed out, ran out of memory, raised)."""
+    notes = []
+    for path in sorted((course / "autograded" / student / assignment).glob("*.ipynb")):
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and not meta.get("grade") and any(
+                    output.get("output_type") == "error" for output in cell.get("outputs", [])):
+                notes.append(f"{path.stem} cell {meta.get('grade_id', index)}: {error_message(cell)[:200]}")
+    return notes
+
+
+def visible_lines(source: str) -> list[str]:
+    """A cell's non-blank lines outside its hidden tests: what a release shows of it."""
+    return [line.rstrip() for line in HIDDEN_TESTS.sub("", source).splitlines() if line.strip()]
+
+
+def tampered_cells(course: Path, assignment: str, student: str) -> list[str]:
+    """Locked cells (tests, context) that the submission deleted or edited; nbgrader grades the originals."""
+    from nbgrader.api import Gradebook
+    notes = []
+    with Gradebook(gradebook_url(course)) as gradebook:
+        for source_notebook in gradebook.find_assignment(assignment).notebooks:
+            path = course / "submitted" / student / assignment / f"{source_notebook.name}.ipynb"
+            submitted = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell.source
+                         for cell in nbformat.read(path, as_version=4).cells} if path.exists() else {}
+            tests = {cell.name for cell in source_notebook.grade_cells}
+            for cell in (c for c in source_notebook.source_cells if c.locked):
+                kind = "test cell" if cell.name in tests else "locked cell"
+                if cell.name not in submitted:
+                    notes.append(f"{kind} {cell.name} was deleted" + (" (restored for grading)" if kind == "test cell" else ""))
+                elif visible_lines(submitted[cell.name]) != visible_lines(cell.source):
+                    notes.append(f"{kind} {cell.name} was edited (graded as the original)")
+    return notes
+
+
+def failed_tests(course: Path, assignment: str, student: str, scores: dict) -> list[FailedTest]:
+    """Every grade cell below full points, in notebook order, with its error message from the autograded notebook."""
+    failed = []
+    for notebook_name in sorted({notebook for notebook, _ in scores}):
+        path = course / "autograded" / student / assignment / f"{notebook_name}.ipynb"
+        for cell in nbformat.read(path, as_version=4).cells:
+            score, max_score = scores.get((notebook_name, cell.metadata.get("nbgrader", {}).get("grade_id")), (1, 1))
+            if score < max_score and cell.cell_type == "code":  # written answers wait for formgrader
+                grade_id = cell.metadata.nbgrader.grade_id
+                failed.append(FailedTest(notebook_name, grade_id, score, max_score, error_message(cell)))
+    return failed
+
+
+# --- one job ---------------------------------------------------------------------------------------
+
+def grade(course: Path, assignment: str, student: str, options: dict, *, generate: bool = False,
+          cache: Path | None = None) -> StudentResult:
+    """(Generate the assignment, then) autograde one student's submission from clean scores, here."""
+    api = nbgrader_api(course, options)
+    if generate:
+        made = generated_gradebook(course, assignment, api, cache)
+        if not made["success"]:
+            return StudentResult(student, assignment, UNGRADABLE,
+                                 reason=f"the assignment could not be generated: {made.get('error', '')[-500:]}")
+    forget_submission(course, assignment, student)
+    graded = api.autograde(assignment, student, force=True, create=True)
+    if not graded["success"]:
+        forget_submission(course, assignment, student)  # leave no half-made submission to export as 0
+        log = f"{graded.get('log', '')}\n{graded.get('error', '')}"
+        reason = reason_in_log(log) or f"nbgrader could not grade it: {last_error(log)}"
+        return StudentResult(student, assignment, UNGRADABLE, reason=reason)
+    scores = submission_scores(course, assignment, student)
+    notes = tampered_cells(course, assignment, student) + errors_outside_tests(course, assignment, student)
+    return StudentResult(student, assignment, GRADED, score=sum(s for s, _ in scores.values()),
+                         max_score=sum(m for _, m in scores.values()), reason="; ".join(notes),
+                         failed=failed_tests(course, assignment, student, scores), notes=notes)
+
+
+def main(argv: list[str]) -> int:
+    """Run the job in the JSON file ``argv[0]``; write the result next to where the job says."""
+    job = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    result = grade(Path(job["course"]), job["assignment"], job["student"], job.get("options", {}),
+                   generate=job.get("generate", False), cache=Path(job["cache"]) if job.get("cache") else None)
+    scratch = Path(job["result"]).with_suffix(".tmp")
+    scratch.write_text(json.dumps(asdict(result)), encoding="utf-8")
+    os.replace(scratch, job["result"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
