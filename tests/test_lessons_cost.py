@@ -134,3 +134,48 @@ def test_convex_hull_of_a_square_with_inner_points():
     np.testing.assert_array_equal(inside_convex_hull([[1, 1], [3, 1], [2, 2]], hull), [True, False, True])
     with pytest.raises(ValueError, match=r"\(N, 2\)"):
         convex_hull_2d([[0, 0], [1, 1]])
+
+
+@pytest.mark.parametrize("D", [64, 512, 4096])
+def test_layer_parts_add_up_and_attention_matches_the_library(D):
+    """Do the parts of a layer's FLOPs add to the total, with attention the library's 4 L^2 D?"""
+    from sdpa_lib import attention_flops
+    parts = cost.transformer_layer_flops(3 * D, D)
+    assert parts["total"] == parts["projections"] + parts["attention"] + parts["ffn"]
+    assert parts["attention"] == attention_flops(3 * D, 3 * D, D, D)
+    assert parts["projections"] == 8 * 3 * D * D**2 and parts["ffn"] == 16 * 3 * D * D**2
+
+
+@pytest.mark.parametrize("D, against, others", [
+    (256, "projections", lambda p: p["projections"]),
+    (256, "layer", lambda p: p["projections"] + p["ffn"]),
+    (1000, "layer", lambda p: p["projections"] + p["ffn"]),
+])
+def test_crossover_is_where_attention_equals_the_rest(D, against, others):
+    """Is attention's L^2 term equal to the rest exactly at the crossover, smaller below, larger above?"""
+    L = cost.attention_crossover_length(D, against=against)
+    assert cost.transformer_layer_flops(L, D)["attention"] == others(cost.transformer_layer_flops(L, D))
+    below, above = cost.transformer_layer_flops(L - 1, D), cost.transformer_layer_flops(L + 1, D)
+    assert below["attention"] < others(below) and above["attention"] > others(above)
+
+
+def test_crossover_refuses_an_unknown_comparison():
+    with pytest.raises(ValueError, match="against must be"):
+        cost.attention_crossover_length(64, against="rnn")
+
+
+def test_kv_cache_bytes_counts_keys_and_values_of_every_layer_head_and_token():
+    """Does the cache formula match the bytes of actual K and V arrays (2 layers, G = 3, batch 2)?"""
+    layers, G, head_dim, tokens, batch = 2, 3, 5, 7, 2
+    arrays = [np.zeros((batch, G, tokens, head_dim), dtype=np.float16) for _ in range(2 * layers)]  # K, V per layer
+    assert cost.kv_cache_bytes(layers=layers, kv_heads=G, head_dim=head_dim, tokens=tokens, batch=batch) == \
+        sum(a.nbytes for a in arrays)
+
+
+def test_tokens_where_cache_equals_weights_is_the_break_even_point():
+    """At that many tokens is the cache as large as the weights (and larger with more)?"""
+    shape = dict(layers=80, kv_heads=8, head_dim=128)
+    tokens = cost.tokens_where_cache_equals_weights(70e9, **shape)
+    assert cost.kv_cache_bytes(tokens=int(tokens) + 1, **shape) > 70e9 * 2 > cost.kv_cache_bytes(tokens=int(tokens), **shape)
+    with pytest.raises(ValueError, match="parameters must be positive"):
+        cost.tokens_where_cache_equals_weights(0, **shape)

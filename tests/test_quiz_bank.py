@@ -179,3 +179,15 @@ def test_numeric_question_needs_a_tolerance(tmp_path):
 
 def test_bank_files_are_named_after_their_chapters():
     assert sorted(p.name for p in BANK_DIR.glob("*.yaml")) == [f"{c.assignment}.yaml" for c in CHAPTERS]
+
+
+def test_exam_point_2_crossover_numbers_match_the_counts():
+    """Do the model answer's crossovers (2 and 6 d_model) and long-context shares agree with the FLOP counts?"""
+    from sdpa_course.lessons import cost
+    answer = BY_ID["ch12-exam-complexity"].model_answer
+    assert "n = 2 d_model" in answer and "n = 6 d_model" in answer
+    assert cost.attention_crossover_length(4096) == 2 * 4096
+    assert cost.attention_crossover_length(4096, against="layer") == 6 * 4096
+    low, high = map(int, re.search(r"about (\d+) to (\d+) percent", answer).groups())
+    shares = [cost.transformer_layer_flops(131072, D) for D in (8192, 4096)]
+    assert [round(100 * p["attention"] / p["total"]) for p in shares] == [low, high]

@@ -2,7 +2,9 @@
 
 * :mod:`~sdpa_course.lessons.scaling`: chapter 4, why scores are divided by sqrt(d_k) (variance, saturation);
 * :mod:`~sdpa_course.lessons.two_heads`: chapter 6, a task one head cannot solve and two heads can;
-* :mod:`~sdpa_course.lessons.cost`: chapter 7, time and memory against length, the H200 reference;
+* :mod:`~sdpa_course.lessons.cost`: chapter 7, time and memory against length, the H200 reference (and the
+  KV cache against the weights, chapter 6);
+* :mod:`~sdpa_course.lessons.masking`: chapter 8, the seed's 苹果 and 我 爱 北京 examples;
 * :mod:`~sdpa_course.lessons.applications`: chapter 9, toy translation, generation and retrieval;
 * :mod:`~sdpa_course.lessons.seed_code`: chapter 10, the seed document's own demo code, kept as written.
 """

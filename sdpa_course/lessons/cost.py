@@ -14,6 +14,7 @@ from typing import Callable
 
 import numpy as np
 
+from sdpa_lib._checks import check_positive_int
 from sdpa_lib.attention import scaled_dot_product_attention
 from sdpa_lib.complexity import attention_flops
 from sdpa_lib.softmax import softmax
@@ -159,6 +160,95 @@ def layer_flops(kind: str, L: int, E: int) -> int:
     if kind == "rnn":
         return 4 * L * E * E
     raise ValueError(f"kind must be 'rnn' or 'attention'; got {kind!r}")
+
+
+def transformer_layer_flops(L: int, D: int, *, ffn_multiplier: int = 4) -> dict:
+    r"""Forward FLOPs of one Transformer layer on ``L`` tokens of width ``D = d_model``, by part.
+
+    A multiply-add counts 2, as in :func:`~sdpa_lib.complexity.attention_flops`.
+
+    * ``projections``: :math:`W^Q, W^K, W^V, W^O`, four ``(D, D)`` products, ``8 L D^2``;
+    * ``attention``: :math:`QK^\top` and :math:`PV` summed over the heads, ``4 L^2 D``
+      (``H`` heads of width ``D / H`` cost the same as one head of width ``D``);
+    * ``ffn``: the feed-forward block, ``(D, m D)`` then ``(m D, D)``, ``4 m L D^2`` with
+      ``m = ffn_multiplier`` (4 in the original Transformer).
+
+    Softmax, normalisation and biases are ``O(L^2 H + L D)`` and left out.
+
+    Returns
+    -------
+    dict with ``projections``, ``attention``, ``ffn`` and ``total`` (int FLOPs)
+
+    Examples
+    --------
+    >>> parts = transformer_layer_flops(1024, 512)
+    >>> parts["attention"] == 4 * 1024**2 * 512, parts["projections"] == 8 * 1024 * 512**2
+    (True, True)
+    """
+    L, D, m = (check_positive_int(v, n) for v, n in ((L, "L"), (D, "D"), (ffn_multiplier, "ffn_multiplier")))
+    parts = {"projections": 8 * L * D * D, "attention": attention_flops(L, L, D, D), "ffn": 4 * m * L * D * D}
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+def attention_crossover_length(D: int, *, against: str = "projections", ffn_multiplier: int = 4) -> int:
+    """The length ``L`` at which the ``4 L^2 D`` of attention equals the rest it is compared with.
+
+    ``against="projections"``: ``4 L^2 D = 8 L D^2`` at ``L = 2 D``;
+    ``against="layer"``: projections and feed-forward, ``(8 + 4 m) L D^2``, at ``L = (2 + m) D``
+    (``6 D`` for ``m = 4``).  Above it the ``L^2`` term is the larger part; below it, the smaller.
+
+    Examples
+    --------
+    >>> attention_crossover_length(4096), attention_crossover_length(4096, against="layer")
+    (8192, 24576)
+    """
+    D, m = check_positive_int(D, "D"), check_positive_int(ffn_multiplier, "ffn_multiplier")
+    if against == "projections":
+        return 2 * D
+    if against == "layer":
+        return (2 + m) * D
+    raise ValueError(f"against must be 'projections' or 'layer'; got {against!r}")
+
+
+# --- the KV cache against the weights (chapter 6) -------------------------------------------
+
+def kv_cache_bytes(*, layers: int, kv_heads: int, head_dim: int, tokens: int, batch: int = 1,
+                   bytes_per_number: int = 2) -> int:
+    """Bytes of the keys and values a decoder keeps for ``batch`` sequences of ``tokens`` tokens.
+
+    ``2 * layers * kv_heads * head_dim * tokens * batch * bytes_per_number``: one key and one value
+    of ``head_dim`` numbers per layer, key/value head and token (``kv_heads = H`` for MHA,
+    ``G`` for GQA, 1 for MQA).
+
+    Examples
+    --------
+    >>> kv_cache_bytes(layers=80, kv_heads=8, head_dim=128, tokens=4096) / 2**30  # Llama-2-70B's shape
+    1.25
+    """
+    counts = [check_positive_int(v, n) for v, n in ((layers, "layers"), (kv_heads, "kv_heads"),
+                                                     (head_dim, "head_dim"), (tokens, "tokens"),
+                                                     (batch, "batch"), (bytes_per_number, "bytes_per_number"))]
+    return 2 * int(np.prod(counts, dtype=np.int64))
+
+
+def tokens_where_cache_equals_weights(parameters: float, *, layers: int, kv_heads: int, head_dim: int,
+                                      bytes_per_number: int = 2) -> float:
+    """How many cached tokens (summed over the batch) take as much memory as the weights.
+
+    ``parameters * bytes_per_number`` divided by the cache of one token.  Batch size times context
+    length above this number: the cache is the larger; below it, the weights are.
+
+    Examples
+    --------
+    >>> round(tokens_where_cache_equals_weights(70e9, layers=80, kv_heads=8, head_dim=128))
+    427246
+    """
+    if not parameters > 0:
+        raise ValueError(f"parameters must be positive; got {parameters!r}")
+    per_token = kv_cache_bytes(layers=layers, kv_heads=kv_heads, head_dim=head_dim, tokens=1,
+                               bytes_per_number=bytes_per_number)
+    return parameters * bytes_per_number / per_token
 
 
 # --- blocks: the FlashAttention idea ---------------------------------------------------------
