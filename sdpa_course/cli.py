@@ -1,13 +1,19 @@
 """``sdpa-course``: grade a class (instructor), check your own exercises and see your progress (self-learner).
 
-    sdpa-course grade ASSIGNMENT [--course DIR] [--memory-mb N] [--timeout S] [--strict]
+    sdpa-course grade ASSIGNMENT [--student ID ...] [--jobs N] [--reset [--yes]] [--course DIR]
+                                 [--memory-mb N] [--timeout S] [--strict]
+    sdpa-course export [--course DIR]
     sdpa-course check [CHAPTER ...] [--course DIR] [--strict]
     sdpa-course progress [--course DIR]
 
-``grade`` autogrades every submission in ``submitted/*/ASSIGNMENT`` with nbgrader, one bounded
-process per student (see :mod:`sdpa_course.grading.autograde`), writes ``grades/ASSIGNMENT.csv``
-(with a status column: an ungradable submission has a reason, not a 0), nbgrader's own export
-``grades/nbgrader_export.csv`` and everyone's feedback in ``feedback/``.
+``grade`` autogrades the submissions in ``submitted/*/ASSIGNMENT`` (or the ``--student`` ones),
+``--jobs`` at a time, one bounded worker process and sandbox per student (see
+:mod:`sdpa_course.grading.autograde`); this process alone writes the gradebook, and hand grades
+are kept (``--reset`` drops them, after asking).  It then writes everyone's feedback in
+``feedback/`` and the grades with :mod:`sdpa_course.grading.export` (which ``export`` also runs
+on its own, for instance after hand grading): ``grades/grades.csv`` and
+``grades/<assignment>.csv`` with a status column (an ungradable submission has a reason, not a 0)
+and ``grades/canvas.csv`` for Canvas's gradebook import.
 
 ``check`` grades the learner's ``exercises/`` exactly as the instructor would (hidden tests
 included) in a temporary course folder, so their notebooks are never touched; it prints the
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 import os
 import re
 import shutil
@@ -29,8 +36,10 @@ from pathlib import Path
 
 
 from .chapters import CHAPTERS, Chapter, chapter
-from .grading.autograde import (GRADED, Limits, StudentResult, export_grades, generate_class_feedback, grade_class,
-                                grade_student, has_assignment, write_status_csv)
+from .grading.autograde import (GRADED, Limits, StudentResult, generate_class_feedback, grade_class, grade_student,
+                                has_assignment, submitted_students)
+from .grading.export import class_rows, record_status, write_exports
+from .grading.gradebook import back_up, hand_graded, has_submission, remove_submissions
 
 SCORES_ENV = "SDPA_COURSE_SCORES"  # where `check` remembers the last scores (default: the user data dir)
 CACHE_ENV = "SDPA_COURSE_CACHE"  # where `check` keeps generated gradebooks (default: the user cache dir)
@@ -106,17 +115,68 @@ def grade(args: argparse.Namespace) -> int:
         print(f"sdpa-course: {args.assignment} is not in {course / 'gradebook.db'}: run `nbgrader generate_assignment "
               f"{args.assignment}` in {course} first (it records the tests that grading restores)", file=sys.stderr)
         return 2
-    results = grade_class(course, args.assignment, limits)
-    if not results:
+    submitted = submitted_students(course, args.assignment)
+    students = args.student or submitted
+    unknown = sorted(set(students) - set(submitted))
+    if unknown:
+        print(f"sdpa-course: no submission of {args.assignment} for {', '.join(unknown)} in "
+              f"{course / 'submitted'}/<student>/{args.assignment}", file=sys.stderr)
+        return 2
+    if not students:
         print(f"no submissions in {course / 'submitted'}/*/{args.assignment}")
         return 1
-    ours = write_status_csv(results, course / "grades" / f"{args.assignment}.csv")
-    problems = generate_class_feedback(course, results, limits)
-    theirs = export_grades(course, course / "grades" / "nbgrader_export.csv", limits)
+    if not keep_hand_grades_or_consent(course, args, students):
+        return 2
+    results = grade_class(course, args.assignment, limits, students=students, jobs=args.jobs)
+    record_status(course, results)
+    problems = generate_class_feedback(course, results, limits, every_student=not args.student)
+    exports = write_exports(course)
     print(class_table(results))
     print(*problems, sep="\n")
-    print(f"grades: {ours} (status column; nbgrader's export: {theirs}); feedback: {course / 'feedback'}")
+    print(f"grades (from the gradebook, hand grades included): {', '.join(str(p) for p in exports)}; "
+          f"feedback: {course / 'feedback'}")
     return 0 if all(r.status == GRADED for r in results) else 1
+
+
+def keep_hand_grades_or_consent(course: Path, args: argparse.Namespace, students: list[str]) -> bool:
+    """Back up the gradebook before a regrade; with ``--reset``, get consent to drop hand grades. False: stop.
+
+    A regrade keeps manual scores and comments (and flags a hand-graded test for review if its
+    automatic score changed); ``--reset`` removes the submissions first, hand grades included.
+    """
+    regraded = [s for s in students if has_submission(course, args.assignment, s)]
+    if not regraded:
+        return True
+    hand = sorted(hand_graded(course, args.assignment) & set(regraded))
+    print(f"backup of the gradebook before regrading {len(regraded)} student(s): {back_up(course)}")
+    if not args.reset:
+        if hand:
+            print(f"hand grades kept for {', '.join(hand)} (a hand-graded test whose automatic score changes is "
+                  f"flagged for review in formgrader)")
+        return True
+    if hand and not args.yes:
+        question = (f"--reset drops the hand grades and comments of {', '.join(hand)} in {args.assignment}. "
+                    f"Go on? [y/N] ")
+        if not sys.stdin.isatty():
+            print(f"sdpa-course: {question.split(' Go on')[0]} Pass --yes to confirm.", file=sys.stderr)
+            return False
+        if input(question).strip().lower() not in ("y", "yes"):
+            print("nothing changed", file=sys.stderr)
+            return False
+    remove_submissions(course, args.assignment, regraded)
+    return True
+
+
+def export(args: argparse.Namespace) -> int:
+    course = Path(args.course).resolve() if args.course else find_course()
+    if not (course / "gradebook.db").is_file():
+        print(f"sdpa-course: no gradebook in {course}: generate and grade an assignment first", file=sys.stderr)
+        return 2
+    written = write_exports(course)
+    counts = Counter(row.status for row in class_rows(course))
+    print(", ".join(f"{count} {status}" for status, count in sorted(counts.items())) or "no students yet")
+    print("written:", *written, sep="\n  ")
+    return 0
 
 
 def class_table(results: list[StudentResult]) -> str:
@@ -265,8 +325,15 @@ def progress(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sdpa-course", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    grading = commands.add_parser("grade", help="instructor: autograde every submission of an assignment")
+    grading = commands.add_parser("grade", help="instructor: autograde the submissions of an assignment")
     grading.add_argument("assignment", help="e.g. ch05_softmax")
+    grading.add_argument("--student", action="append", metavar="ID",
+                         help="grade only this student (repeat for several; default: every submission)")
+    grading.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
+                         help="students graded at the same time, each in its own sandbox (default: the cores)")
+    grading.add_argument("--reset", action="store_true",
+                         help="remove the previous grading first, hand grades included (asks, or see --yes)")
+    grading.add_argument("--yes", action="store_true", help="with --reset: drop hand grades without asking")
     checking = commands.add_parser("check", help="self-learner: grade your own exercises/ (hidden tests too)")
     checking.add_argument("chapters", nargs="*", help="chapter numbers or slugs (default: all)")
     for sub, timeout in ((grading, 900.0), (checking, 600.0)):
@@ -276,10 +343,24 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--strict", action="store_true",
                          help="refuse to grade where the bubblewrap sandbox of the student's kernel is not available")
         sub.set_defaults(run=grade if sub is grading else check)
+    exporting = commands.add_parser("export", help="instructor: the grades of every student, from the gradebook")
+    exporting.add_argument("--course", help="course folder (default: the one holding the working folder)")
+    exporting.set_defaults(run=export)
     overview = commands.add_parser("progress", help="self-learner: the course at a glance")
     overview.add_argument("--course", help="course folder (default: the one holding the working folder)")
     overview.set_defaults(run=progress)
     return parser
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
 
 
 def main(argv=None) -> int:

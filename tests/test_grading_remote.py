@@ -134,3 +134,4 @@ def test_helpers_are_answered_by_the_grader_over_the_socket(kernel):
     with correct_helpers(function, helper=lambda x: x * 10):
         assert function(np.array([2.0])).tolist() == [21.0]
     assert namespace["helper"](np.array([2.0])).tolist() == [0.0], "the student's own helper is put back"
+

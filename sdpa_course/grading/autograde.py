@@ -1,38 +1,43 @@
-"""Grade submissions with nbgrader's own autograder, one student at a time, each in a bounded process.
+"""Grade submissions with nbgrader's own autograder, each student in a bounded worker process.
 
-Grading runs student code.  For every student :func:`grade_student` starts
-``nbgrader autograde ASSIGNMENT --student=ID`` as a separate process (its own session, so
-the kernel it starts is stopped with it) with the limits a process can set on itself:
+Grading runs student code.  For every student :func:`grade_student` starts a worker,
+``python -m sdpa_course.grading.worker`` (:mod:`~sdpa_course.grading.worker`), in which nbgrader
+autogrades that one submission; the worker runs in its own session, so the kernel it starts is
+stopped with it, under the limits a process can set on itself:
 
-* ``RLIMIT_AS``: the address space of nbgrader and of the kernel (each) is capped, so a
+* ``RLIMIT_AS``: the address space of the worker and of the kernel (each) is capped, so a
   memory hog gets ``MemoryError`` or dies instead of taking the machine down;
 * ``RLIMIT_CPU``: CPU seconds, the same number as the wall-clock timeout;
 * a wall-clock timeout, after which the whole process group is killed.
 
 The per-cell timeout (``Execute.timeout`` with ``interrupt_on_timeout``) is nbgrader's, set in
-``nbgrader_config.py``.  Inside that process the verdict is decided outside the student's
+``nbgrader_config.py``.  Inside the worker the verdict is decided outside the student's
 kernel (:mod:`~sdpa_course.grading.trusted_execute`), and the kernel runs in a bubblewrap
 sandbox with its own memory, CPU-time and process limits (:mod:`~sdpa_course.grading.sandbox`);
 ``Limits.memory_mb`` and ``Limits.timeout`` are passed on to it, and ``Limits.strict``
 refuses to grade where the sandbox is not available.
 
-A submission that cannot be graded (the kernel died, the notebook can't be read, the time
-ran out) is reported as ``ungradable`` with the reason, never as a silent 0; before
-grading, the student's previous grades are removed so a regrade starts from clean scores.
+:func:`grade_class` grades several students at once, each worker in a private folder with a
+snapshot of the gradebook; only the calling process writes the course's gradebook, merging each
+result with the hand grades kept (:mod:`~sdpa_course.grading.gradebook`).  A submission that
+cannot be graded (the kernel died, the notebook can't be read, the time ran out) is reported as
+``ungradable`` with the reason, never as a silent 0, and the gradebook keeps what it had.
 """
 from __future__ import annotations
 
 import contextlib
-import csv
+import html
 import json
 import os
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -85,6 +90,7 @@ class StudentResult:
     reason: str = ""
     failed: list[FailedTest] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # errors outside the tests, test cells nbgrader restored
+    record: dict | None = None  # what autograding wrote, for the gradebook (see gradebook.merge_record)
 
 
 # --- running nbgrader ------------------------------------------------------------------------------
@@ -226,18 +232,20 @@ def kernel_limits(limits: Limits) -> dict:
 
 
 def grade_student(course: Path, assignment: str, student: str, limits: Limits = Limits(), *,
-                  generate: bool = False, cache: Path | None = None) -> StudentResult:
-    """Autograde one student's submission from clean scores in a bounded process (:mod:`.worker`).
+                  generate: bool = False, cache: Path | None = None, private: Path | None = None) -> StudentResult:
+    """Autograde one student's submission in a bounded process (:mod:`.worker`).
 
     With ``generate`` the worker first generates the assignment into the course's gradebook
-    (from ``cache`` when the same source was generated before).
+    (from ``cache`` when the same source was generated before).  With ``private`` it writes only
+    there (a gradebook copy the caller put in it, and ``autograded/``), not in the course.
     """
     course = Path(course).resolve()
     with tempfile.TemporaryDirectory(prefix="sdpa-job-") as folder:  # the parent's: no kernel can reach it
         job, result = Path(folder) / "job.json", Path(folder) / "result.json"
         job.write_text(json.dumps({"course": str(course), "assignment": assignment, "student": student,
-                                   "options": kernel_limits(limits), "generate": generate,
-                                   "cache": str(cache) if cache else None, "result": str(result)}))
+                                   "options": kernel_limits(limits), "generate": generate, "result": str(result),
+                                   "cache": str(cache) if cache else None,
+                                   "private": str(private) if private else None}))
         status, output = run_limited([sys.executable, "-m", "sdpa_course.grading.worker", str(job)], course, limits)
         if status != 0 or not result.is_file():
             return StudentResult(student, assignment, UNGRADABLE, reason=failure_reason(status, output, limits))
@@ -252,14 +260,56 @@ def submitted_students(course: Path, assignment: str) -> list[str]:
 
 
 def grade_class(course: Path, assignment: str, limits: Limits = Limits(), *, students: Iterable[str] | None = None,
-                progress: bool = True) -> list[StudentResult]:
-    """Grade every submitted student (one bounded process each) with a progress bar; one failure stops nobody."""
+                jobs: int = 1, progress: bool = True) -> list[StudentResult]:
+    """Grade the students (every submitted one by default), ``jobs`` at a time; one failure stops nobody.
+
+    Each student is graded by a worker of its own, on a snapshot of the gradebook, in a private
+    folder; this process alone writes the course: it merges each result into the gradebook
+    (hand grades kept, see :func:`.gradebook.merge_record`) and moves the autograded notebooks in.
+    A student whose grading fails keeps what the gradebook had.  Results come in student order.
+    """
     from tqdm import tqdm
+    course = Path(course).resolve()
     students = list(students) if students is not None else submitted_students(course, assignment)
-    results = []
-    for student in tqdm(students, desc=f"grading {assignment}", unit="student", disable=not progress):
-        results.append(grade_student(course, assignment, student, limits))
-    return results
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="sdpa-class-") as folder, \
+            ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        os.chmod(folder, 0o755)  # a sandboxed kernel runs as a user of its own in its autograded folder
+        snapshot = Path(folder) / "gradebook.db"
+        shutil.copy2(course / "gradebook.db", snapshot)
+        running = {pool.submit(_grade_privately, course, assignment, student, limits, snapshot,
+                               Path(folder) / f"student-{index}"): student for index, student in enumerate(students)}
+        for done in tqdm(as_completed(running), total=len(running), desc=f"grading {assignment}", unit="student",
+                         disable=not progress):
+            result, private = done.result()
+            results[running[done]] = _land(course, result, private)
+    return [results[student] for student in students]
+
+
+def _grade_privately(course: Path, assignment: str, student: str, limits: Limits, snapshot: Path,
+                     private: Path) -> tuple[StudentResult, Path]:
+    private.mkdir()
+    os.chmod(private, 0o755)
+    shutil.copy2(snapshot, private / "gradebook.db")
+    os.chmod(private / "gradebook.db", 0o600)
+    return grade_student(course, assignment, student, limits, private=private), private
+
+
+def _land(course: Path, result: StudentResult, private: Path) -> StudentResult:
+    """Merge a private grading into the course (gradebook, autograded/); the scores are then the gradebook's."""
+    from .gradebook import merge_record, submission_scores
+    if result.status != GRADED:
+        return result
+    merge_record(course, result.assignment, result.student, result.record)
+    target = course / "autograded" / result.student / result.assignment
+    if target.exists():
+        shutil.rmtree(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(private / "autograded" / result.student / result.assignment, target)
+    scores = submission_scores(course, result.assignment, result.student)  # hand grades count
+    failed = [t for t in result.failed if scores.get((t.notebook, t.grade_id), (0, 1))[0] < t.max_score]
+    return replace(result, score=sum(s for s, _ in scores.values()), max_score=sum(m for _, m in scores.values()),
+                   failed=failed, record=None)
 
 
 def generate_feedback(course: Path, result: StudentResult, limits: Limits = Limits()) -> Path:
@@ -269,41 +319,49 @@ def generate_feedback(course: Path, result: StudentResult, limits: Limits = Limi
     return Path(course) / "feedback" / result.student / result.assignment
 
 
-def export_grades(course: Path, destination: Path, limits: Limits = Limits()) -> Path:
-    """nbgrader's own CSV export of the whole gradebook (ungradable submissions appear there as 0: see ours)."""
-    run_nbgrader(Path(course), "export", f"--CsvExportPlugin.to={destination}", limits=limits)
-    return destination
+UNGRADABLE_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{assignment}: not graded</title></head>
+<body><h1>{assignment}: your submission could not be graded</h1>
+<p>{reason}</p>
+<p>Nothing of it was scored. Start again from the released notebook if its cells were changed, check that it
+runs top to bottom (Kernel, Restart and Run All), and submit again; or ask your instructor.</p></body></html>
+"""
 
 
-STATUS_COLUMNS = ("student", "assignment", "status", "score", "max_score", "reason", "failed_tests")
+def write_ungradable_feedback(course: Path, result: StudentResult) -> Path:
+    """A feedback page for a submission that could not be graded, saying why (nbgrader makes none for it)."""
+    folder = Path(course) / "feedback" / result.student / result.assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    page = folder / "not_graded.html"
+    page.write_text(UNGRADABLE_PAGE.format(assignment=html.escape(result.assignment),
+                                           reason=html.escape(result.reason)), encoding="utf-8")
+    return page
 
 
-def write_status_csv(results: Iterable[StudentResult], destination: Path) -> Path:
-    """Our grades CSV: one row per student with a status column; an ungradable row has no score, only its reason."""
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    with open(destination, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(STATUS_COLUMNS)
-        for r in results:
-            writer.writerow([r.student, r.assignment, r.status, "" if r.score is None else r.score,
-                             "" if r.max_score is None else r.max_score, r.reason,
-                             " ".join(f"{t.grade_id}" for t in r.failed)])
-    return destination
+def generate_class_feedback(course: Path, results: Iterable[StudentResult], limits: Limits = Limits(), *,
+                            every_student: bool = True) -> list[str]:
+    """Feedback for the graded students and a page saying why for the others; return the problems.
 
-
-def generate_class_feedback(course: Path, results: Iterable[StudentResult], limits: Limits = Limits()) -> list[str]:
-    """Feedback for every graded student (one nbgrader run, or one per student if that fails); return problems."""
+    With ``every_student``, one nbgrader run makes every graded student's feedback (falling back to
+    one run per student if it fails); otherwise one run per graded student of ``results``.
+    """
+    results = list(results)
+    for result in results:
+        if result.status != GRADED:
+            write_ungradable_feedback(course, result)
     graded = [r for r in results if r.status == GRADED]
     if not graded:
         return []
-    try:
-        run_nbgrader(Path(course), "generate_feedback", graded[0].assignment, "--force", limits=limits)
-        return []
-    except RuntimeError:
-        problems = []
-        for result in graded:
-            try:
-                generate_feedback(course, result, limits)
-            except RuntimeError as error:
-                problems.append(f"{result.student}: no feedback ({str(error).splitlines()[0]})")
-        return problems
+    if every_student:
+        try:
+            run_nbgrader(Path(course), "generate_feedback", graded[0].assignment, "--force", limits=limits)
+            return []
+        except RuntimeError:
+            pass
+    problems = []
+    for result in graded:
+        try:
+            generate_feedback(course, result, limits)
+        except RuntimeError as error:
+            problems.append(f"{result.student}: no feedback ({str(error).splitlines()[0]})")
+    return problems

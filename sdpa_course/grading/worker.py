@@ -26,18 +26,34 @@ from pathlib import Path
 import nbformat
 
 from .autograde import GRADED, UNGRADABLE, FailedTest, StudentResult, last_error, reason_in_log
+from .gradebook import autograde_record, gradebook_url, submission_scores
 
 HIDDEN_TESTS = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", re.S)
 
 
 # --- nbgrader in this process ----------------------------------------------------------------------
 
+def alembic_head() -> str:
+    """The gradebook schema's newest revision, asked of alembic in this process.
+
+    nbgrader stamps a new gradebook with it, and finds it by running the ``alembic`` command, a
+    new Python process that imports nbgrader again (seconds); :func:`nbgrader_api` puts this in its place.
+    """
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import _temp_alembic_ini
+    with _temp_alembic_ini("sqlite:///gradebook.db") as ini:
+        return ScriptDirectory.from_config(Config(ini)).get_current_head()
+
+
 def nbgrader_api(course: Path, options: dict):
     """nbgrader's API with the configuration the ``nbgrader`` command would load in ``course``, plus ``options``.
 
     ``options`` maps ``"Class.trait"`` to a value, as ``--Class.trait=value`` on the command line.
     """
+    import nbgrader.api
     from nbgrader.apps import NbGraderAPI
+    nbgrader.api.get_alembic_version = alembic_head
     from nbgrader.apps.baseapp import NbGrader
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config import Config
@@ -114,29 +130,6 @@ def generation_key(course: Path, assignment: str) -> str:
 
 # --- the gradebook and the autograded notebooks ----------------------------------------------------
 
-def gradebook_url(course: Path) -> str:
-    return f"sqlite:///{course / 'gradebook.db'}"
-
-
-def forget_submission(course: Path, assignment: str, student: str) -> None:
-    """Remove the student's previous submission of the assignment and its grades from the gradebook."""
-    from nbgrader.api import Gradebook, MissingEntry
-    if not (course / "gradebook.db").exists():
-        return
-    with Gradebook(gradebook_url(course)) as gradebook:
-        with contextlib.suppress(MissingEntry):
-            gradebook.remove_submission(assignment, student)
-
-
-def submission_scores(course: Path, assignment: str, student: str) -> dict[tuple[str, str], tuple[float, float]]:
-    """``{(notebook, grade_id): (score, max_score)}`` of the student's graded submission."""
-    from nbgrader.api import Gradebook
-    with Gradebook(gradebook_url(course)) as gradebook:
-        submission = gradebook.find_submission(assignment, student)
-        return {(notebook.name, grade.name): (grade.score, grade.max_score)
-                for notebook in submission.notebooks for grade in notebook.grades}
-
-
 def error_message(cell) -> str:
     """What a graded cell's error said (``ename: evalue``), or what it printed last if it failed silently."""
     errors = [output for output in cell.get("outputs", []) if output.get("output_type") == "error"]
@@ -145,10 +138,10 @@ def error_message(cell) -> str:
     return "no error shown (partial credit)"
 
 
-def errors_outside_tests(course: Path, assignment: str, student: str) -> list[str]:
+def errors_outside_tests(autograded: Path) -> list[str]:
     """The errors of cells that are not tests (a solution cell that timed out, ran out of memory, raised)."""
     notes = []
-    for path in sorted((course / "autograded" / student / assignment).glob("*.ipynb")):
+    for path in sorted(autograded.glob("*.ipynb")):
         for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
             meta = cell.metadata.get("nbgrader", {})
             if cell.cell_type == "code" and not meta.get("grade") and any(
@@ -162,11 +155,11 @@ def visible_lines(source: str) -> list[str]:
     return [line.rstrip() for line in HIDDEN_TESTS.sub("", source).splitlines() if line.strip()]
 
 
-def tampered_cells(course: Path, assignment: str, student: str) -> list[str]:
+def tampered_cells(course: Path, url: str, assignment: str, student: str) -> list[str]:
     """Locked cells (tests, context) that the submission deleted or edited; nbgrader grades the originals."""
     from nbgrader.api import Gradebook
     notes = []
-    with Gradebook(gradebook_url(course)) as gradebook:
+    with Gradebook(url) as gradebook:
         for source_notebook in gradebook.find_assignment(assignment).notebooks:
             path = course / "submitted" / student / assignment / f"{source_notebook.name}.ipynb"
             submitted = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell.source
@@ -181,11 +174,11 @@ def tampered_cells(course: Path, assignment: str, student: str) -> list[str]:
     return notes
 
 
-def failed_tests(course: Path, assignment: str, student: str, scores: dict) -> list[FailedTest]:
+def failed_tests(autograded: Path, scores: dict) -> list[FailedTest]:
     """Every grade cell below full points, in notebook order, with its error message from the autograded notebook."""
     failed = []
     for notebook_name in sorted({notebook for notebook, _ in scores}):
-        path = course / "autograded" / student / assignment / f"{notebook_name}.ipynb"
+        path = autograded / f"{notebook_name}.ipynb"
         for cell in nbformat.read(path, as_version=4).cells:
             score, max_score = scores.get((notebook_name, cell.metadata.get("nbgrader", {}).get("grade_id")), (1, 1))
             if score < max_score and cell.cell_type == "code":  # written answers wait for formgrader
@@ -197,33 +190,44 @@ def failed_tests(course: Path, assignment: str, student: str, scores: dict) -> l
 # --- one job ---------------------------------------------------------------------------------------
 
 def grade(course: Path, assignment: str, student: str, options: dict, *, generate: bool = False,
-          cache: Path | None = None) -> StudentResult:
-    """(Generate the assignment, then) autograde one student's submission from clean scores, here."""
+          cache: Path | None = None, private: Path | None = None) -> StudentResult:
+    """(Generate the assignment, then) autograde one student's submission, here.
+
+    With ``private``, nbgrader writes a copy of the gradebook there (``private/gradebook.db``, which
+    the caller made) and the autograded notebooks to ``private/autograded``, and the result carries
+    the :func:`~.gradebook.autograde_record` for the caller to merge; the course itself is only read.
+    """
+    if private is not None:
+        options = {**options, "CourseDirectory.db_url": gradebook_url(private),
+                   "CourseDirectory.autograded_directory": str(private / "autograded")}
+    books = private if private is not None else course
+    url = gradebook_url(books)
     api = nbgrader_api(course, options)
     if generate:
         made = generated_gradebook(course, assignment, api, cache)
         if not made["success"]:
             return StudentResult(student, assignment, UNGRADABLE,
                                  reason=f"the assignment could not be generated: {made.get('error', '')[-500:]}")
-    forget_submission(course, assignment, student)
     graded = api.autograde(assignment, student, force=True, create=True)
     if not graded["success"]:
-        forget_submission(course, assignment, student)  # leave no half-made submission to export as 0
         log = f"{graded.get('log', '')}\n{graded.get('error', '')}"
         reason = reason_in_log(log) or f"nbgrader could not grade it: {last_error(log)}"
         return StudentResult(student, assignment, UNGRADABLE, reason=reason)
-    scores = submission_scores(course, assignment, student)
-    notes = tampered_cells(course, assignment, student) + errors_outside_tests(course, assignment, student)
+    autograded = books / "autograded" / student / assignment
+    scores = submission_scores(books, assignment, student)
+    notes = tampered_cells(course, url, assignment, student) + errors_outside_tests(autograded)
     return StudentResult(student, assignment, GRADED, score=sum(s for s, _ in scores.values()),
                          max_score=sum(m for _, m in scores.values()), reason="; ".join(notes),
-                         failed=failed_tests(course, assignment, student, scores), notes=notes)
+                         failed=failed_tests(autograded, scores), notes=notes,
+                         record=autograde_record(private, assignment, student) if private is not None else None)
 
 
 def main(argv: list[str]) -> int:
     """Run the job in the JSON file ``argv[0]``; write the result next to where the job says."""
     job = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    folder = {key: Path(job[key]) if job.get(key) else None for key in ("cache", "private")}
     result = grade(Path(job["course"]), job["assignment"], job["student"], job.get("options", {}),
-                   generate=job.get("generate", False), cache=Path(job["cache"]) if job.get("cache") else None)
+                   generate=job.get("generate", False), **folder)
     scratch = Path(job["result"]).with_suffix(".tmp")
     scratch.write_text(json.dumps(asdict(result)), encoding="utf-8")
     os.replace(scratch, job["result"])
