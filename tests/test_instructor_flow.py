@@ -16,14 +16,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from exercise_harness import HIDDEN_REGION, SOLUTIONS, cells_by_id, make_course, read, region_lines
+from exercise_harness import (HIDDEN_REGION, SOLUTIONS, WRONG_JACOBIAN, make_course, points_per_test, read,
+                              region_lines, solution_cells, work)
 
 from sdpa_course.grading.autograde import interpreter_path, nbgrader_command
 
 ASSIGNMENT = "ch05_softmax"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 COURSE_ID = "sdpa"
-WRONG_JACOBIAN = "def softmax_jacobian(p):\n    return p[..., None, :] * np.eye(p.shape[-1])  # the diagonal only\n"
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("instructor_flow"),
               pytest.mark.skipif(not (SOLUTIONS / ASSIGNMENT).is_dir(), reason=f"no solutions/{ASSIGNMENT} yet")]
@@ -36,26 +36,6 @@ def run(cwd: Path, home: Path, exchange: Path, *args: str) -> str:
     done = subprocess.run(nbgrader_command(*args, f"--Exchange.root={exchange}", "--log-level=INFO"), cwd=cwd, env=env, capture_output=True, text=True)
     assert done.returncode == 0, f"nbgrader {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr
-
-
-def solution_cells(notebook) -> dict[str, str]:
-    """``{grade_id: source}`` of the solution (code) cells."""
-    return {gid: cell.source for gid, cell in cells_by_id(notebook).items()
-            if cell.metadata.nbgrader.get("solution") and cell.cell_type == "code"}
-
-
-def points_per_test(notebook) -> dict[str, float]:
-    return {gid: cell.metadata.nbgrader["points"] for gid, cell in cells_by_id(notebook).items()
-            if cell.metadata.nbgrader.get("grade") and cell.cell_type == "code"}
-
-
-def work(notebook, answers: dict[str, str], student: str):
-    """The fetched notebook with some solution cells answered and a line naming its author."""
-    notebook = nbformat.from_dict(notebook)
-    for grade_id, source in answers.items():
-        cells_by_id(notebook)[grade_id].source = source
-    notebook.cells.append(nbformat.v4.new_markdown_cell(f"Submitted by marker-{student}-end"))
-    return notebook
 
 
 @pytest.fixture(scope="module")
