@@ -327,11 +327,16 @@ def test_formgrader_may_be_framed_by_the_instructors_own_pages_only(classroom):
     assert student_headers["Content-Security-Policy"] == "frame-ancestors 'none'"
 
 
-def test_a_student_cannot_reach_another_server(classroom):
-    """alice's token opens neither bob's files nor the instructor's formgrader."""
+def test_nobody_reaches_another_server(classroom):
+    """alice's token opens neither bob's files nor the instructor's formgrader; the instructor's opens no student's.
+
+    The second half is what makes ``frame-ancestors 'self'`` on the instructor's server acceptable:
+    no student's server ever serves the instructor a page that could frame it.
+    """
     hub = classroom["hub"]
     assert hub.call("alice", "/user/bob/api/contents/")[0] == 403
     assert hub.call("alice", f"/user/{INSTRUCTOR}/formgrader/api/submissions/{CODE}")[0] == 403
+    assert hub.call(INSTRUCTOR, "/user/alice/lab")[0] == 403
 
 
 def test_sdpa_course_grade_graded_everyone(classroom):
