@@ -7,6 +7,7 @@ solutions/<assignment> folder; nbgrader runs in this process through its Python 
 """
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
@@ -132,6 +133,11 @@ def work(notebook, answers: dict[str, str], student: str):
         cells_by_id(notebook)[grade_id].source = source
     notebook.cells.append(nbformat.v4.new_markdown_cell(f"Submitted by marker-{student}-end"))
     return notebook
+
+
+def visible_text(page: str) -> str:
+    """A feedback page's text as a reader sees it (tags removed, entities decoded)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
 # --- comparing releases, finding leaks -------------------------------------------------------------

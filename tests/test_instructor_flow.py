@@ -8,16 +8,14 @@ feedback, and exports the grades; each student fetches their feedback.
 from __future__ import annotations
 
 import csv
-import html
 import os
-import re
 import subprocess
 from pathlib import Path
 
 import nbformat
 import pytest
 from exercise_harness import (HIDDEN_REGION, SOLUTIONS, WRONG_JACOBIAN, make_course, points_per_test, read,
-                              region_lines, solution_cells, work)
+                              region_lines, solution_cells, visible_text, work)
 
 from sdpa_course.grading.autograde import interpreter_path, nbgrader_command
 
@@ -74,11 +72,6 @@ def fetched_feedback(home: Path) -> list[Path]:
     return sorted((home / ASSIGNMENT / "feedback").glob("*/*.html"))
 
 
-def visible_text(path: Path) -> str:
-    """The feedback page's text as a reader sees it (tags removed, entities decoded)."""
-    return html.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
-
-
 def test_exported_scores(flow):
     """Does the exported CSV hold each student's score: all points, the first test's points, none?"""
     points = points_per_test(flow["solution"])
@@ -101,7 +94,7 @@ def test_each_student_fetched_their_own_feedback_only(flow):
 
 def test_feedback_shows_messages_not_hidden_tests(flow):
     """The partial student's page explains the failed test (the named mistake) and quotes no hidden test line."""
-    text = visible_text(fetched_feedback(flow["homes"]["partial"])[0])
+    text = visible_text(fetched_feedback(flow["homes"]["partial"])[0].read_text())
     assert "This looks like a known mistake" in text and "GradingError" in text
     hidden = region_lines(flow["solution"], HIDDEN_REGION)
     assert hidden, "the assignment has hidden tests to look for"

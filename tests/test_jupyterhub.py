@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import html
 import importlib.util
 import json
 import os
@@ -39,7 +38,8 @@ from pathlib import Path
 
 import pytest
 from browser_support import REQUIRE_ENV, browser_required, stop
-from exercise_harness import SOLUTIONS, WRONG_JACOBIAN, cells_by_id, points_per_test, read, solution_cells, work
+from exercise_harness import (SOLUTIONS, WRONG_JACOBIAN, cells_by_id, points_per_test, read, solution_cells,
+                              visible_text, work)
 
 from sdpa_course.grading.autograde import interpreter_path
 
@@ -124,6 +124,7 @@ class Hub:
         return self.json(who, f"/user/{who}/api/contents/{path}?type=notebook&content=1")["content"]
 
     def save_notebook(self, who: str, path: str, notebook) -> None:
+        """Write ``notebook`` to ``path`` of ``who``'s home, through the contents API."""
         self.json(who, f"/user/{who}/api/contents/{path}", "PUT", {"type": "notebook", "format": "json",
                                                                    "content": notebook})
 
@@ -139,6 +140,7 @@ class Hub:
         return found
 
     def text(self, who: str, path: str) -> str:
+        """The text file at ``path`` of ``who``'s home, through the contents API."""
         return self.json(who, f"/user/{who}/api/contents/{urllib.parse.quote(path)}?type=file&format=text&content=1")["content"]
 
     def terminal(self, who: str, command: str, timeout: float = GRADE_SECONDS) -> tuple[int, str]:
@@ -150,6 +152,7 @@ class Hub:
             self.call(who, f"/user/{who}/api/terminals/{name}", "DELETE")
 
     async def _type(self, who: str, name: str, command: str, timeout: float) -> tuple[int, str]:
+        """Send the line to terminal ``name`` over its websocket and read what it shows until the exit status."""
         from tornado.httpclient import HTTPRequest
         from tornado.websocket import websocket_connect
         url = f"ws{self.url.removeprefix('http')}/user/{who}/terminals/websocket/{name}"
@@ -284,11 +287,6 @@ def lab_page_config(hub: Hub, who: str) -> dict:
     found = re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', content.decode(), re.S)
     assert found, f"no page config in {who}'s /lab page"
     return json.loads(found.group(1))
-
-
-def visible_text(page: str) -> str:
-    """A feedback page's text as a reader sees it (tags removed, entities decoded)."""
-    return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
 def page_score(page: str) -> float:

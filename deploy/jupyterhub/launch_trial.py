@@ -25,6 +25,7 @@ COURSE_FILES = ("solutions", "nbgrader_config.py")  # `generate_assignment` make
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
+    """The launcher's options: the state folder, the accounts and the ports."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--state", type=Path, required=True, help="folder for the hub's database, homes and exchange")
     parser.add_argument("--students", required=True, help="comma-separated student names")
@@ -44,6 +45,7 @@ def course_only(folder: str, names: list[str]) -> list[str]:
 
 
 def main(argv: list[str]) -> None:
+    """Prepare the state folder, then become ``jupyterhub`` with the trial settings in its environment."""
     args = parse(argv)
     state = args.state.resolve()
     exchange = Path(os.environ.get("SDPA_EXCHANGE", state / "exchange"))
