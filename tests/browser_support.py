@@ -121,9 +121,14 @@ def running_lab(root_dir: Path, scratch: Path, *, timeout: float = 90):
         with contextlib.suppress(Exception):
             for kernel in _api(url, token, "/api/kernels"):
                 _api(url, token, f"/api/kernels/{kernel['id']}", method="DELETE")
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server, timeout=15)
+
+
+def stop(process: subprocess.Popen, timeout: float) -> None:
+    """Terminate ``process``, give it ``timeout`` seconds to shut down cleanly, then kill it."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

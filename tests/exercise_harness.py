@@ -7,6 +7,7 @@ solutions/<assignment> folder; nbgrader runs in this process through its Python 
 """
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
@@ -105,6 +106,38 @@ def submit(course: Path, assignment: str, student: str, submission: dict) -> Non
 def autograde(course: Path, assignment: str) -> None:
     """Autograde every submitted student of the assignment in one nbgrader run."""
     succeeded(nbgrader_api(course).autograde(assignment, "*", force=True, create=True), f"autograde {assignment}")
+
+
+# --- a class of students: what each one writes -----------------------------------------------------
+
+# ch05's partial student: a softmax Jacobian that keeps only its diagonal (a catalogued mistake).
+WRONG_JACOBIAN = "def softmax_jacobian(p):\n    return p[..., None, :] * np.eye(p.shape[-1])  # the diagonal only\n"
+
+
+def solution_cells(notebook) -> dict[str, str]:
+    """``{grade_id: source}`` of the solution (code) cells."""
+    return {gid: cell.source for gid, cell in cells_by_id(notebook).items()
+            if cell.metadata.nbgrader.get("solution") and cell.cell_type == "code"}
+
+
+def points_per_test(notebook) -> dict[str, float]:
+    """``{grade_id: points}`` of the test (code) cells."""
+    return {gid: cell.metadata.nbgrader["points"] for gid, cell in cells_by_id(notebook).items()
+            if cell.metadata.nbgrader.get("grade") and cell.cell_type == "code"}
+
+
+def work(notebook, answers: dict[str, str], student: str):
+    """The fetched notebook with some solution cells answered and a line naming its author."""
+    notebook = nbformat.from_dict(notebook)
+    for grade_id, source in answers.items():
+        cells_by_id(notebook)[grade_id].source = source
+    notebook.cells.append(nbformat.v4.new_markdown_cell(f"Submitted by marker-{student}-end"))
+    return notebook
+
+
+def visible_text(page: str) -> str:
+    """A feedback page's text as a reader sees it (tags removed, entities decoded)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
 # --- comparing releases, finding leaks -------------------------------------------------------------

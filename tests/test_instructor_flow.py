@@ -8,22 +8,20 @@ feedback, and exports the grades; each student fetches their feedback.
 from __future__ import annotations
 
 import csv
-import html
 import os
-import re
 import subprocess
 from pathlib import Path
 
 import nbformat
 import pytest
-from exercise_harness import HIDDEN_REGION, SOLUTIONS, cells_by_id, make_course, read, region_lines
+from exercise_harness import (HIDDEN_REGION, SOLUTIONS, WRONG_JACOBIAN, make_course, points_per_test, read,
+                              region_lines, solution_cells, visible_text, work)
 
 from sdpa_course.grading.autograde import interpreter_path, nbgrader_command
 
 ASSIGNMENT = "ch05_softmax"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 COURSE_ID = "sdpa"
-WRONG_JACOBIAN = "def softmax_jacobian(p):\n    return p[..., None, :] * np.eye(p.shape[-1])  # the diagonal only\n"
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("instructor_flow"),
               pytest.mark.skipif(not (SOLUTIONS / ASSIGNMENT).is_dir(), reason=f"no solutions/{ASSIGNMENT} yet")]
@@ -36,26 +34,6 @@ def run(cwd: Path, home: Path, exchange: Path, *args: str) -> str:
     done = subprocess.run(nbgrader_command(*args, f"--Exchange.root={exchange}", "--log-level=INFO"), cwd=cwd, env=env, capture_output=True, text=True)
     assert done.returncode == 0, f"nbgrader {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr
-
-
-def solution_cells(notebook) -> dict[str, str]:
-    """``{grade_id: source}`` of the solution (code) cells."""
-    return {gid: cell.source for gid, cell in cells_by_id(notebook).items()
-            if cell.metadata.nbgrader.get("solution") and cell.cell_type == "code"}
-
-
-def points_per_test(notebook) -> dict[str, float]:
-    return {gid: cell.metadata.nbgrader["points"] for gid, cell in cells_by_id(notebook).items()
-            if cell.metadata.nbgrader.get("grade") and cell.cell_type == "code"}
-
-
-def work(notebook, answers: dict[str, str], student: str):
-    """The fetched notebook with some solution cells answered and a line naming its author."""
-    notebook = nbformat.from_dict(notebook)
-    for grade_id, source in answers.items():
-        cells_by_id(notebook)[grade_id].source = source
-    notebook.cells.append(nbformat.v4.new_markdown_cell(f"Submitted by marker-{student}-end"))
-    return notebook
 
 
 @pytest.fixture(scope="module")
@@ -94,11 +72,6 @@ def fetched_feedback(home: Path) -> list[Path]:
     return sorted((home / ASSIGNMENT / "feedback").glob("*/*.html"))
 
 
-def visible_text(path: Path) -> str:
-    """The feedback page's text as a reader sees it (tags removed, entities decoded)."""
-    return html.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
-
-
 def test_exported_scores(flow):
     """Does the exported CSV hold each student's score: all points, the first test's points, none?"""
     points = points_per_test(flow["solution"])
@@ -121,7 +94,7 @@ def test_each_student_fetched_their_own_feedback_only(flow):
 
 def test_feedback_shows_messages_not_hidden_tests(flow):
     """The partial student's page explains the failed test (the named mistake) and quotes no hidden test line."""
-    text = visible_text(fetched_feedback(flow["homes"]["partial"])[0])
+    text = visible_text(fetched_feedback(flow["homes"]["partial"])[0].read_text())
     assert "This looks like a known mistake" in text and "GradingError" in text
     hidden = region_lines(flow["solution"], HIDDEN_REGION)
     assert hidden, "the assignment has hidden tests to look for"
