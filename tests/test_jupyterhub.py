@@ -219,14 +219,9 @@ def expected_auto_scores() -> dict[str, dict[str, float]]:
                       "carol": 0.0}}
 
 
-def grade_command(hub: Hub, assignment: str) -> str:
-    """``sdpa-course grade ASSIGNMENT --jobs 2``, without ``--jobs`` where the installed command lacks it.
-
-    The fallback exists only until parallel grading (``--jobs``) lands on main, where it is being added.
-    """
-    status, shown = hub.terminal(INSTRUCTOR, "sdpa-course grade --help", timeout=CALL_SECONDS)
-    assert status == 0, f"`sdpa-course grade --help` failed in the instructor's terminal:\n{shown}"
-    return f"sdpa-course grade {assignment}" + (" --jobs 2" if "--jobs" in shown else "")
+def grade_command(assignment: str) -> str:
+    """What the instructor types to grade an assignment: two students at a time."""
+    return f"sdpa-course grade {assignment} --jobs 2"
 
 
 def hand_grade(hub: Hub, student: str) -> None:
@@ -265,7 +260,7 @@ def classroom(tmp_path_factory) -> dict:
             hub.nbgrader(INSTRUCTOR, f"formgrader/api/assignment/{assignment}/collect")
         validations = {student: hub.nbgrader(student, "assignments/validate", {"path": f"{CODE}/{CODE}.ipynb"})["value"]
                        for student in ("alice", "carol")}
-        grading = {assignment: hub.terminal(INSTRUCTOR, f"cd ~/sdpa-course && {grade_command(hub, assignment)}")
+        grading = {assignment: hub.terminal(INSTRUCTOR, f"cd ~/sdpa-course && {grade_command(assignment)}")
                    for assignment in (CODE, WRITTEN)}
         hand_grade(hub, "alice")
         hub.nbgrader(INSTRUCTOR, f"formgrader/api/assignment/{WRITTEN}/generate_feedback")
