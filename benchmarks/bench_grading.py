@@ -10,6 +10,9 @@ the sandbox) against one plain ``nbgrader autograde`` of the same solution with 
 ``Execute`` (no sandbox, tests in the student's kernel), run in turns ``--repeats`` times: the
 learner's first check of the chapter (which generates the assignment) and a later one (which
 reuses the generated gradebook); the median of the per-run ratios and their range are printed.
+Last, the class issue's target: a class of ``--students`` graded by ``sdpa-course grade`` with
+``--jobs 2`` against ``--jobs 1`` (at most 0.6x on 2 cores), and per student against plain
+batched ``nbgrader autograde``.
 Run alone: ``.venv/bin/python benchmarks/bench_grading.py [--assignment ch05_softmax] [--students 20]``.
 """
 from __future__ import annotations
@@ -38,6 +41,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata"]
 """
 CHECK_TARGET = 1.5
+PARALLEL_TARGET = 0.6  # a class graded with --jobs 2 on 2 cores, against --jobs 1
 
 sys.path.insert(0, str(ROOT / "tests"))
 from nbrun import execute_notebook  # noqa: E402
@@ -129,11 +133,45 @@ def check_against_plain(assignment: str, repeats: int) -> None:
             f"plain {np.median(times['plain']):4.1f} s", f"<= {CHECK_TARGET}x", verdict(median, CHECK_TARGET))
 
 
+def sdpa_course_grade_seconds(course: Path, assignment: str, jobs: int) -> float:
+    """``sdpa-course grade ASSIGNMENT --jobs N --reset --yes`` (every student from clean scores); the seconds it took."""
+    env = {**os.environ, "PATH": interpreter_path()}
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "sdpa_course.cli", "grade", assignment, "--jobs", str(jobs), "--reset",
+                    "--yes", "--course", str(course)], cwd=course, env=env, check=True, capture_output=True, text=True)
+    return time.perf_counter() - started
+
+
+def class_in_parallel(assignment: str, students: int, repeats: int) -> None:
+    """A class graded by ``sdpa-course grade`` with --jobs 2 against --jobs 1, and per student against plain batched
+    ``nbgrader autograde`` (one process for the whole class, nbgrader's own pipeline), run in turns."""
+    names = [f"student{n:02d}" for n in range(1, students + 1)]
+    times = {"jobs 2": [], "jobs 1": [], "plain": []}
+    with tempfile.TemporaryDirectory() as ours_dir, tempfile.TemporaryDirectory() as plain_dir:
+        ours, plain = make_course(Path(ours_dir), assignment), make_course(Path(plain_dir), assignment, plain=True)
+        os.chmod(ours, 0o755)
+        submit(ours, assignment, names)
+        submit(plain, assignment, names)
+        for _ in range(repeats):
+            times["jobs 2"].append(sdpa_course_grade_seconds(ours, assignment, 2))
+            times["jobs 1"].append(sdpa_course_grade_seconds(ours, assignment, 1))
+            times["plain"].append(nbgrader(plain, "autograde", assignment, "--create", "--force"))
+    median, figure = ratio_spread(times["jobs 2"], times["jobs 1"])
+    row(f"class of {students}: sdpa-course grade --jobs 2 / --jobs 1 ({os.cpu_count()} cores)",
+        f"{figure} over {repeats} runs; {np.median(times['jobs 2']):5.1f} s vs {np.median(times['jobs 1']):5.1f} s",
+        f"<= {PARALLEL_TARGET}x", verdict(median, PARALLEL_TARGET))
+    _, figure = ratio_spread(times["jobs 2"], times["plain"])
+    row(f"class of {students}: sdpa-course grade --jobs 2 / plain batched nbgrader autograde",
+        f"{figure} over {repeats} runs; per student {np.median(times['jobs 2']) / students:4.1f} s vs "
+        f"{np.median(times['plain']) / students:4.1f} s", "no target")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--assignment", default=first_assignment())
     parser.add_argument("--students", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3, help="runs of check vs plain autograde (default 3)")
+    parser.add_argument("--class-repeats", type=int, default=2, help="runs of the class in parallel (default 2)")
     args = parser.parse_args(argv)
     header(f"(6) nbgrader autograde, assignment {args.assignment}, 1 student then {args.students}")
     if args.assignment is None or not (ROOT / "solutions" / args.assignment).is_dir():
@@ -149,6 +187,7 @@ def main(argv=None) -> None:
         row(f"class of {args.students}", f"{many:5.1f} s = {many / (one * args.students):4.2f}x "
             f"{args.students} x one student", "no target")
     check_against_plain(args.assignment, args.repeats)
+    class_in_parallel(args.assignment, args.students, args.class_repeats)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ import pytest
 from exercise_harness import SOLUTIONS, cells_by_id, grades, make_course, read, release_folder
 from nbrun import execute_notebook
 
-from sdpa_course.grading.autograde import GRADED, UNGRADABLE, Limits, grade_student, interpreter_path
+from sdpa_course.grading.autograde import GRADED, UNGRADABLE, Limits, grade_class, grade_student, interpreter_path
+from sdpa_course.grading.export import class_rows, record_status
 
 ASSIGNMENT = "ch05_softmax"  # the smallest assignment: three functions, three test cells
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
@@ -248,17 +249,21 @@ def test_monkeypatched_numpy_changes_nothing(course, rows):
     assert "wrong answer on inputs" in feedback
 
 
-def test_regrading_starts_from_clean_scores(course, rows):
-    """After the submission changes, the old full marks are gone: blank scores 0, unreadable has no grade left."""
-    from nbgrader.api import Gradebook, MissingEntry
+def test_a_regrade_replaces_the_scores_and_an_ungradable_one_is_marked(course, rows):
+    """After the submission changes, the old full marks are gone: the blank scores 0; an unreadable file then leaves
+    the gradebook's last grading in place, and the export says ungradable, with the reason and no score."""
     folder = course / "submitted" / "regraded" / ASSIGNMENT
+    limits = Limits(memory_mb=MEMORY_MB, timeout=300)
     assert float(rows["regraded"]["score"]) == float(rows["regraded"]["max_score"])
     nbformat.write(read(release_folder(course, ASSIGNMENT) / NOTEBOOK), folder / NOTEBOOK)
-    assert grade_student(course, ASSIGNMENT, "regraded", Limits(memory_mb=MEMORY_MB, timeout=300)).score == 0
+    [blank] = grade_class(course, ASSIGNMENT, limits, students=["regraded"], progress=False)
+    assert blank.score == 0 and set(points(course, "regraded").values()) == {0}
     (folder / NOTEBOOK).write_text("not a notebook")
-    assert grade_student(course, ASSIGNMENT, "regraded", Limits(memory_mb=MEMORY_MB, timeout=300)).status == UNGRADABLE
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook, pytest.raises(MissingEntry):
-        gradebook.find_submission(ASSIGNMENT, "regraded")
+    [unreadable] = grade_class(course, ASSIGNMENT, limits, students=["regraded"], progress=False)
+    record_status(course, [unreadable])
+    assert unreadable.status == UNGRADABLE and set(points(course, "regraded").values()) == {0}, "the last grading"
+    [row] = [r for r in class_rows(course, [ASSIGNMENT]) if r.student == "regraded"]
+    assert (row.status, row.score) == (UNGRADABLE, None) and "cannot be read" in row.reason
 
 
 def processes_in(folder: Path) -> list[int]:

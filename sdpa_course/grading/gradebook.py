@@ -11,6 +11,7 @@ auto score is flagged for review, as nbgrader's own ``autograde --force`` does.
 from __future__ import annotations
 
 import shutil
+import warnings
 from datetime import datetime
 from pathlib import Path
 
@@ -47,7 +48,10 @@ def autograde_record(course: Path, assignment: str, student: str) -> dict:
 
 def merge_record(course: Path, assignment: str, student: str, record: dict) -> None:
     """Write an autograde record into the course's gradebook, keeping every hand grade."""
-    with _open(course) as gradebook:
+    from sqlalchemy.exc import SAWarning
+    with _open(course) as gradebook, warnings.catch_warnings():
+        # nbgrader's update_or_create_submission warns about its own session's autoflush: noise, not ours to fix
+        warnings.filterwarnings("ignore", category=SAWarning)
         gradebook.update_or_create_student(student)
         timestamp = datetime.fromisoformat(record["timestamp"]) if record.get("timestamp") else None
         gradebook.update_or_create_submission(assignment, student, timestamp=timestamp)
