@@ -129,10 +129,9 @@ def grade(args: argparse.Namespace) -> int:
         return 2
     results = grade_class(course, args.assignment, limits, students=students, jobs=args.jobs)
     record_status(course, results)
-    problems = generate_class_feedback(course, results, limits, every_student=not args.student)
+    generate_class_feedback(course, results)
     exports = write_exports(course)
     print(class_table(results))
-    print(*problems, sep="\n")
     print(f"grades (from the gradebook, hand grades included): {', '.join(str(p) for p in exports)}; "
           f"feedback: {course / 'feedback'}")
     return 0 if all(r.status == GRADED for r in results) else 1

@@ -115,6 +115,8 @@ def test_grading_in_parallel_hand_grades_regrades_and_export(course):
         assert manual(course, "ben", failed_test) == (1.0, "Right idea, wrong axis.")
         assert float(rows(course)["ben"]["score"]) == points[written_test] + 1
     assert ana_notebook.stat().st_mtime_ns != before, "the class regrade graded ana again"
+    feedback = (course / "feedback" / "ben" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "Right idea, wrong axis." in feedback, "the regrade's feedback carries the grader's comment"
     assert list(course.glob("gradebook.db.backup-*")), "a backup of the gradebook"
     only_ben = ana_notebook.stat().st_mtime_ns
     sdpa_course(course, "grade", ASSIGNMENT, "--student", "ben")

@@ -160,14 +160,6 @@ def kill_tree(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def run_nbgrader(course: Path, *args: str, limits: Limits = Limits()) -> str:
-    """Run ``nbgrader <args>`` in the course folder; raise RuntimeError with its log if it fails."""
-    status, output = run_limited(nbgrader_command(*args), course, limits)
-    if status != 0:
-        raise RuntimeError(f"nbgrader {' '.join(args)} failed ({_status_text(status, limits)}):\n{output}")
-    return output
-
-
 def _status_text(status: int | None, limits: Limits) -> str:
     if status is None:
         return f"grading took longer than {limits.timeout:g} s and was stopped"
@@ -296,27 +288,23 @@ def _grade_privately(course: Path, assignment: str, student: str, limits: Limits
 
 
 def _land(course: Path, result: StudentResult, private: Path) -> StudentResult:
-    """Merge a private grading into the course (gradebook, autograded/); the scores are then the gradebook's."""
+    """Merge a private grading into the course (gradebook, autograded/, feedback/); the scores are then the
+    gradebook's."""
     from .gradebook import merge_record, submission_scores
     if result.status != GRADED:
         return result
     merge_record(course, result.assignment, result.student, result.record)
-    target = course / "autograded" / result.student / result.assignment
-    if target.exists():
-        shutil.rmtree(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(private / "autograded" / result.student / result.assignment, target)
+    for step in ("autograded", "feedback"):
+        made, target = (folder / step / result.student / result.assignment for folder in (private, course))
+        if target.exists():
+            shutil.rmtree(target)
+        if made.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(made, target)
     scores = submission_scores(course, result.assignment, result.student)  # hand grades count
     failed = [t for t in result.failed if scores.get((t.notebook, t.grade_id), (0, 1))[0] < t.max_score]
     return replace(result, score=sum(s for s, _ in scores.values()), max_score=sum(m for _, m in scores.values()),
                    failed=failed, record=None)
-
-
-def generate_feedback(course: Path, result: StudentResult, limits: Limits = Limits()) -> Path:
-    """``nbgrader generate_feedback`` for one graded student; return the feedback folder."""
-    run_nbgrader(Path(course), "generate_feedback", result.assignment, f"--student={result.student}", "--force",
-                 limits=limits)
-    return Path(course) / "feedback" / result.student / result.assignment
 
 
 UNGRADABLE_PAGE = """<!DOCTYPE html>
@@ -338,30 +326,11 @@ def write_ungradable_feedback(course: Path, result: StudentResult) -> Path:
     return page
 
 
-def generate_class_feedback(course: Path, results: Iterable[StudentResult], limits: Limits = Limits(), *,
-                            every_student: bool = True) -> list[str]:
-    """Feedback for the graded students and a page saying why for the others; return the problems.
+def generate_class_feedback(course: Path, results: Iterable[StudentResult]) -> None:
+    """A feedback page saying why for each student whose submission could not be graded.
 
-    With ``every_student``, one nbgrader run makes every graded student's feedback (falling back to
-    one run per student if it fails); otherwise one run per graded student of ``results``.
+    A graded student's feedback comes from their worker (see :func:`grade_class`).
     """
-    results = list(results)
     for result in results:
         if result.status != GRADED:
             write_ungradable_feedback(course, result)
-    graded = [r for r in results if r.status == GRADED]
-    if not graded:
-        return []
-    if every_student:
-        try:
-            run_nbgrader(Path(course), "generate_feedback", graded[0].assignment, "--force", limits=limits)
-            return []
-        except RuntimeError:
-            pass
-    problems = []
-    for result in graded:
-        try:
-            generate_feedback(course, result, limits)
-        except RuntimeError as error:
-            problems.append(f"{result.student}: no feedback ({str(error).splitlines()[0]})")
-    return problems

@@ -194,12 +194,15 @@ def grade(course: Path, assignment: str, student: str, options: dict, *, generat
     """(Generate the assignment, then) autograde one student's submission, here.
 
     With ``private``, nbgrader writes a copy of the gradebook there (``private/gradebook.db``, which
-    the caller made) and the autograded notebooks to ``private/autograded``, and the result carries
-    the :func:`~.gradebook.autograde_record` for the caller to merge; the course itself is only read.
+    the caller made), the autograded notebooks to ``private/autograded`` and the student's feedback
+    to ``private/feedback``, and the result carries the :func:`~.gradebook.autograde_record` for the
+    caller to merge; the course itself is only read.  The feedback counts the hand grades of the
+    gradebook copy, so it is the feedback the course's gradebook gives once the record is merged.
     """
     if private is not None:
         options = {**options, "CourseDirectory.db_url": gradebook_url(private),
-                   "CourseDirectory.autograded_directory": str(private / "autograded")}
+                   "CourseDirectory.autograded_directory": str(private / "autograded"),
+                   "CourseDirectory.feedback_directory": str(private / "feedback")}
     books = private if private is not None else course
     url = gradebook_url(books)
     api = nbgrader_api(course, options)
@@ -216,6 +219,10 @@ def grade(course: Path, assignment: str, student: str, options: dict, *, generat
     autograded = books / "autograded" / student / assignment
     scores = submission_scores(books, assignment, student)
     notes = tampered_cells(course, url, assignment, student) + errors_outside_tests(autograded)
+    if private is not None:
+        feedback = api.generate_feedback(assignment, student, force=True)
+        if not feedback["success"]:
+            notes.append(f"no feedback: {last_error(feedback.get('log', '') + feedback.get('error', ''))}")
     return StudentResult(student, assignment, GRADED, score=sum(s for s, _ in scores.values()),
                          max_score=sum(m for _, m in scores.values()), reason="; ".join(notes),
                          failed=failed_tests(autograded, scores), notes=notes,

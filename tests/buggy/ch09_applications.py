@@ -26,6 +26,9 @@ BUGS = [
     Bug("temperature_times", "next_token_probs", NEXT_HEAD + '''    logits = sdpa_lib.scaled_dot_product_attention(q, k, v, is_causal=True)
     return sdpa_lib.softmax(logits * temperature)
 ''', "test_next_token_probs", "temperature multiplied instead of divided"),
+    Bug("temperature_unshifted", "next_token_probs", NEXT_HEAD + '''    logits = sdpa_lib.scaled_dot_product_attention(q, k, v, is_causal=True) / temperature
+    return np.exp(logits) / np.sum(np.exp(logits), axis=-1, keepdims=True)
+''', "test_next_token_probs", "NaN"),
     Bug("argmax_queries", "read_alignment", '''def read_alignment(weights, threshold=0.0):
     return np.where(np.max(weights, axis=-2) >= threshold, np.argmax(weights, axis=-2), -1)
 ''', "test_read_alignment", "argmax over the queries axis"),
