@@ -4,6 +4,7 @@
                                  [--memory-mb N] [--timeout S] [--strict]
     sdpa-course export [--course DIR]
     sdpa-course check [CHAPTER ...] [--course DIR] [--strict]
+    sdpa-course validate NOTEBOOK ... [--course DIR]
     sdpa-course progress [--course DIR]
 
 ``grade`` autogrades the submissions in ``submitted/*/ASSIGNMENT`` (or the ``--student`` ones),
@@ -19,7 +20,8 @@ and ``grades/canvas.csv`` for Canvas's gradebook import.
 included) in a temporary course folder, so their notebooks are never touched; it prints the
 points per chapter and every failed test with its message, and remembers the scores for
 ``progress``, which shows per chapter what is still to write, the last score and the quiz's
-wrong-answer book.
+wrong-answer book.  ``validate`` runs a notebook's visible tests as nbgrader's Validate does and
+prints each failure's message whole (``nbgrader validate`` cuts every line at 90 characters).
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ from pathlib import Path
 
 
 from .chapters import CHAPTERS, Chapter, chapter
-from .grading.autograde import (GRADED, Limits, StudentResult, generate_class_feedback, grade_class, grade_student,
+from .grading.autograde import (EXCEPTION_LINE, GRADED, Limits, StudentResult, generate_class_feedback, grade_class, grade_student,
                                 has_assignment, submitted_students)
 from .grading.export import class_rows, record_status, write_exports
 from .grading.gradebook import back_up, hand_graded, has_submission, remove_submissions
@@ -271,6 +273,55 @@ def check_report(chosen: list[Chapter], results: list[StudentResult]) -> str:
     return "\n".join(lines)
 
 
+# --- validate: what the Validate button says, whole -----------------------------------------------
+
+def validate(args: argparse.Namespace) -> int:
+    """Run each notebook's visible tests, as ``nbgrader validate`` does, and print each failure's message whole."""
+    from nbgrader.apps.baseapp import NbGrader
+    from nbgrader.validator import Validator
+    course = Path(args.course).resolve() if args.course else find_course()
+    app = NbGrader()
+    before = os.getcwd()
+    os.chdir(course)  # nbgrader reads the course's nbgrader_config.py from the working folder
+    try:
+        app.load_config_file()
+    finally:
+        os.chdir(before)
+    validator, worst = Validator(config=app.config), 0
+    for path in args.notebooks:
+        if not Path(path).is_file():
+            print(f"{path}: no such notebook")
+            worst = 2
+            continue
+        report, passed = validation_report(validator.validate(str(Path(path).resolve())))
+        print(f"{path}: {report}")
+        worst = max(worst, 0 if passed else 1)
+    return worst
+
+
+def validation_report(results: dict) -> tuple[str, bool]:
+    """(what nbgrader's validation found, in full sentences; whether the notebook passes)."""
+    if results.get("type_changed"):
+        return (f"{len(results['type_changed'])} cell(s) changed type (code and markdown): start again from the "
+                f"released notebook, or change them back"), False
+    if results.get("changed"):
+        return (f"{len(results['changed'])} test cell(s) were edited: grading uses the originals, so restore them "
+                f"from the released notebook"), False
+    if not results.get("failed"):
+        return "Success! Your notebook passes all the tests.", True
+    parts = [f"{len(results['failed'])} test(s) failed."]
+    for failure in results["failed"]:
+        parts.append(f"\n--- {failure['source'].splitlines()[0][:100]}\n{error_part(failure['raw_error'])}")
+    return "\n".join(parts), False
+
+
+def error_part(traceback_text: str) -> str:
+    """The exception and its whole message at the end of a traceback (ANSI colours removed)."""
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", traceback_text).splitlines()
+    starts = [i for i, line in enumerate(lines) if EXCEPTION_LINE.match(line.strip())]
+    return "\n".join(lines[starts[-1]:] if starts else lines[-3:]).strip()
+
+
 # --- progress: the course at a glance ----------------------------------------------------------------
 
 def still_to_write(notebook_path: Path) -> list[str]:
@@ -345,6 +396,11 @@ def build_parser() -> argparse.ArgumentParser:
     exporting = commands.add_parser("export", help="instructor: the grades of every student, from the gradebook")
     exporting.add_argument("--course", help="course folder (default: the one holding the working folder)")
     exporting.set_defaults(run=export)
+    validating = commands.add_parser("validate", help="self-learner: a notebook's visible tests, messages in full "
+                                                       "(what the Validate button runs)")
+    validating.add_argument("notebooks", nargs="+", help="notebook files")
+    validating.add_argument("--course", help="course folder (default: the one holding the working folder)")
+    validating.set_defaults(run=validate)
     overview = commands.add_parser("progress", help="self-learner: the course at a glance")
     overview.add_argument("--course", help="course folder (default: the one holding the working folder)")
     overview.set_defaults(run=progress)

@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbgrader.utils import compute_checksum
-from exercise_harness import EXERCISES, ROOT, SOLUTIONS, cells_by_id, read
+from exercise_harness import EXERCISES, ROOT, SOLUTIONS, WRONG_JACOBIAN, cells_by_id, read
 
 from sdpa_course.quiz.store import AnswerStore
 from sdpa_course.grading.autograde import interpreter_path
@@ -146,3 +146,16 @@ def test_validate_button_backend(learner, tmp_path):
         cells_by_id(solved)[grade_id].source = solution_source(grade_id)
     nbformat.write(solved, tmp_path / NOTEBOOK)
     assert "Success! Your notebook passes all the tests." in validate(tmp_path / NOTEBOOK)
+    ours = sdpa_course(learner, "validate", str(tmp_path / NOTEBOOK))
+    assert ours.returncode == 0 and "Success! Your notebook passes all the tests." in ours.stdout
+
+
+def test_validate_prints_the_whole_hint(learner, tmp_path):
+    """A catalogued mistake's hint is longer than nbgrader validate's 90 columns: `sdpa-course validate` keeps it whole."""
+    wrong = read(learner["exercise"])
+    cells_by_id(wrong)["softmax_jacobian"].source = WRONG_JACOBIAN
+    nbformat.write(wrong, tmp_path / NOTEBOOK)
+    done = sdpa_course(learner, "validate", str(tmp_path / NOTEBOOK))
+    assert done.returncode == 1, done.stdout + done.stderr
+    hint = next(line for line in done.stdout.splitlines() if "known mistake" in line)
+    assert len(hint) > 90 and not hint.endswith("..."), done.stdout

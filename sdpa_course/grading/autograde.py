@@ -1,14 +1,15 @@
 """Grade submissions with nbgrader's own autograder, each student in a bounded worker process.
 
-Grading runs student code.  For every student :func:`grade_student` starts a worker,
-``python -m sdpa_course.grading.worker`` (:mod:`~sdpa_course.grading.worker`), in which nbgrader
-autogrades that one submission; the worker runs in its own session, so the kernel it starts is
-stopped with it, under the limits a process can set on itself:
+Grading runs student code.  :func:`grade_students` starts a worker, ``python -m
+sdpa_course.grading.worker`` (:mod:`~sdpa_course.grading.worker`), in which nbgrader autogrades
+a batch of submissions one after another; the worker runs in its own session, so the kernels it
+starts are stopped with it, under the limits a process can set on itself:
 
 * ``RLIMIT_AS``: the address space of the worker and of the kernel (each) is capped, so a
   memory hog gets ``MemoryError`` or dies instead of taking the machine down;
-* ``RLIMIT_CPU``: CPU seconds, the same number as the wall-clock timeout;
-* a wall-clock timeout, after which the whole process group is killed.
+* ``RLIMIT_CPU``: CPU seconds, the wall-clock timeout per student of the batch;
+* a wall-clock timeout per student: when no result has come for that long, the whole process
+  group is killed, and the students it had not finished are graded again, one per worker.
 
 The per-cell timeout (``Execute.timeout`` with ``interrupt_on_timeout``) is nbgrader's, set in
 ``nbgrader_config.py``.  Inside the worker the verdict is decided outside the student's
@@ -28,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import html
 import json
+import math
 import os
 import re
 import resource
@@ -36,6 +38,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -57,6 +60,7 @@ FAILURE_REASONS = (
     (r"UnresponsiveKernelError|TimeoutError", "the kernel stopped responding"),
 )
 
+BATCH = 8  # the most students one worker grades (its start, importing nbgrader, takes seconds)
 EXCEPTION_LINE = re.compile(r"[\w.]*(Error|Exception|Exit|Interrupt): ")
 
 
@@ -119,20 +123,6 @@ def _set_limits(limits: Limits):
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
     return apply
-
-
-def run_limited(command: Sequence[str], cwd: Path, limits: Limits) -> tuple[int | None, str]:
-    """Run ``command`` under ``limits``; return (exit status, output), status None if the time ran out."""
-    process = subprocess.Popen(command, cwd=cwd, env=child_environment(), stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True,
-                               preexec_fn=_set_limits(limits))
-    try:
-        output, _ = process.communicate(timeout=limits.timeout)
-        return process.returncode, output
-    except subprocess.TimeoutExpired:
-        kill_tree(process.pid)
-        output, _ = process.communicate()
-        return None, output
 
 
 def descendants(pid: int) -> list[int]:
@@ -229,21 +219,73 @@ def grade_student(course: Path, assignment: str, student: str, limits: Limits = 
 
     With ``generate`` the worker first generates the assignment into the course's gradebook
     (from ``cache`` when the same source was generated before).  With ``private`` it writes only
-    there (a gradebook copy the caller put in it, and ``autograded/``), not in the course.
+    there (a gradebook copy the caller put in it, ``autograded/`` and ``feedback/``), not in the course.
+    """
+    return grade_students(course, assignment, [student], limits, generate=generate, cache=cache,
+                          private=private)[student]
+
+
+def grade_students(course: Path, assignment: str, students: list[str], limits: Limits = Limits(), *,
+                   generate: bool = False, cache: Path | None = None,
+                   private: Path | None = None) -> dict[str, StudentResult]:
+    """Autograde several students one after another in one bounded worker process: ``{student: result}``.
+
+    Starting nbgrader takes seconds, so a worker grades a batch.  Each student still has the whole
+    ``limits.timeout``: the worker is stopped when no student's result has come for that long, and
+    the students it had not finished are graded again one per process, so that a submission that
+    hangs or kills its worker is reported on its own.
     """
     course = Path(course).resolve()
     with tempfile.TemporaryDirectory(prefix="sdpa-job-") as folder:  # the parent's: no kernel can reach it
-        job, result = Path(folder) / "job.json", Path(folder) / "result.json"
-        job.write_text(json.dumps({"course": str(course), "assignment": assignment, "student": student,
-                                   "options": kernel_limits(limits), "generate": generate, "result": str(result),
+        job, results = Path(folder) / "job.json", Path(folder) / "results"
+        results.mkdir()
+        job.write_text(json.dumps({"course": str(course), "assignment": assignment, "students": students,
+                                   "options": kernel_limits(limits), "generate": generate, "results": str(results),
                                    "cache": str(cache) if cache else None,
                                    "private": str(private) if private else None}))
-        status, output = run_limited([sys.executable, "-m", "sdpa_course.grading.worker", str(job)], course, limits)
-        if status != 0 or not result.is_file():
-            return StudentResult(student, assignment, UNGRADABLE, reason=failure_reason(status, output, limits))
-        answer = json.loads(result.read_text(encoding="utf-8"))
-    answer["failed"] = [FailedTest(**test) for test in answer["failed"]]
-    return StudentResult(**answer)
+        status, output = run_batch([sys.executable, "-m", "sdpa_course.grading.worker", str(job)], course, limits,
+                                   results, len(students))
+        answers = {}
+        for index, student in enumerate(students):
+            path = results / f"{index}.json"
+            if path.is_file():
+                answer = json.loads(path.read_text(encoding="utf-8"))
+                answer["failed"] = [FailedTest(**test) for test in answer["failed"]]
+                answers[student] = StudentResult(**answer)
+    unfinished = [student for student in students if student not in answers]
+    if len(students) == 1 and unfinished:
+        answers[students[0]] = StudentResult(students[0], assignment, UNGRADABLE,
+                                             reason=failure_reason(status, output, limits))
+    else:
+        for student in unfinished:
+            answers[student] = grade_student(course, assignment, student, limits, generate=generate, cache=cache,
+                                             private=private)
+    return answers
+
+
+def run_batch(command: Sequence[str], cwd: Path, limits: Limits, results: Path,
+              count: int) -> tuple[int | None, str]:
+    """Run a worker for ``count`` students; stop it when no new file appears in ``results`` for ``limits.timeout``.
+
+    Returns (exit status, output), status None if it was stopped.  The CPU-time cap is
+    ``limits.timeout`` per student.
+    """
+    batch = Limits(memory_mb=limits.memory_mb, timeout=limits.timeout * count, strict=limits.strict)
+    with tempfile.TemporaryFile(mode="w+", errors="replace") as log:
+        process = subprocess.Popen(command, cwd=cwd, env=child_environment(), stdout=log, stderr=subprocess.STDOUT,
+                                   text=True, start_new_session=True, preexec_fn=_set_limits(batch))
+        done, since, stopped = 0, time.monotonic(), False
+        while process.poll() is None:
+            finished = len(list(results.glob("*.json")))
+            if finished > done:
+                done, since = finished, time.monotonic()
+            elif time.monotonic() - since > limits.timeout:
+                kill_tree(process.pid)
+                process.wait()
+                stopped = True
+            time.sleep(0.2)
+        log.seek(0)
+        return None if stopped else process.returncode, log.read()
 
 
 def submitted_students(course: Path, assignment: str) -> list[str]:
@@ -251,40 +293,58 @@ def submitted_students(course: Path, assignment: str) -> list[str]:
     return sorted(p.parent.name for p in (Path(course) / "submitted").glob(f"*/{assignment}") if p.is_dir())
 
 
+def batches(students: list[str], jobs: int) -> list[list[str]]:
+    """The students in consecutive batches, about two per job and at most :data:`BATCH` students each.
+
+    Examples
+    --------
+    >>> [len(b) for b in batches([f"s{i}" for i in range(20)], 2)]
+    [5, 5, 5, 5]
+    >>> batches(["a", "b", "c"], 8)
+    [['a'], ['b'], ['c']]
+    """
+    size = max(1, min(BATCH, math.ceil(len(students) / (2 * max(1, jobs)))))
+    return [students[start:start + size] for start in range(0, len(students), size)]
+
+
 def grade_class(course: Path, assignment: str, limits: Limits = Limits(), *, students: Iterable[str] | None = None,
                 jobs: int = 1, progress: bool = True) -> list[StudentResult]:
-    """Grade the students (every submitted one by default), ``jobs`` at a time; one failure stops nobody.
+    """Grade the students (every submitted one by default), ``jobs`` workers at a time; one failure stops nobody.
 
-    Each student is graded by a worker of its own, on a snapshot of the gradebook, in a private
-    folder; this process alone writes the course: it merges each result into the gradebook
-    (hand grades kept, see :func:`.gradebook.merge_record`) and moves the autograded notebooks in.
-    A student whose grading fails keeps what the gradebook had.  Results come in student order.
+    Each worker grades a batch of students (:func:`batches`, :func:`grade_students`) on a snapshot
+    of the gradebook, in a private folder; this process alone writes the course: it merges each
+    result into the gradebook (hand grades kept, see :func:`.gradebook.merge_record`) and moves the
+    autograded notebooks and feedback in.  A student whose grading fails keeps what the gradebook
+    had.  Results come in student order.
     """
     from tqdm import tqdm
     course = Path(course).resolve()
     students = list(students) if students is not None else submitted_students(course, assignment)
     results = {}
     with tempfile.TemporaryDirectory(prefix="sdpa-class-") as folder, \
-            ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
+            tqdm(total=len(students), desc=f"grading {assignment}", unit="student", disable=not progress) as bar:
         os.chmod(folder, 0o755)  # a sandboxed kernel runs as a user of its own in its autograded folder
         snapshot = Path(folder) / "gradebook.db"
         shutil.copy2(course / "gradebook.db", snapshot)
-        running = {pool.submit(_grade_privately, course, assignment, student, limits, snapshot,
-                               Path(folder) / f"student-{index}"): student for index, student in enumerate(students)}
-        for done in tqdm(as_completed(running), total=len(running), desc=f"grading {assignment}", unit="student",
-                         disable=not progress):
-            result, private = done.result()
-            results[running[done]] = _land(course, result, private)
+        running = {pool.submit(_grade_privately, course, assignment, batch, limits, snapshot,
+                               Path(folder) / f"batch-{index}"): batch
+                   for index, batch in enumerate(batches(students, jobs))}
+        for done in as_completed(running):
+            graded, private = done.result()
+            for student, result in graded.items():
+                results[student] = _land(course, result, private)
+            bar.update(len(graded))
     return [results[student] for student in students]
 
 
-def _grade_privately(course: Path, assignment: str, student: str, limits: Limits, snapshot: Path,
-                     private: Path) -> tuple[StudentResult, Path]:
+def _grade_privately(course: Path, assignment: str, students: list[str], limits: Limits, snapshot: Path,
+                     private: Path) -> tuple[dict[str, StudentResult], Path]:
     private.mkdir()
     os.chmod(private, 0o755)
     shutil.copy2(snapshot, private / "gradebook.db")
     os.chmod(private / "gradebook.db", 0o600)
-    return grade_student(course, assignment, student, limits, private=private), private
+    return grade_students(course, assignment, students, limits, private=private), private
 
 
 def _land(course: Path, result: StudentResult, private: Path) -> StudentResult:

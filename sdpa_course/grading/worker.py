@@ -6,8 +6,9 @@ process nbgrader runs through its Python API (``NbGraderAPI``, the one formgrade
 same configuration files as the ``nbgrader`` command: the assignment is generated first if the job
 asks for it (from a cache of generated gradebooks, see :func:`generated_gradebook`), then the
 student's submission is autograded, and the scores, failed tests and notes are read back from the
-gradebook and the autograded notebooks.  The result goes to the job's ``result`` file, which the
-student's kernel cannot reach (it runs in its sandbox; the file is in a folder of the parent's).
+gradebook and the autograded notebooks.  One worker grades a batch of students one after another; each result goes to a file
+of the job's ``results`` folder as soon as it is known, which the student's kernel cannot reach (it
+runs in its sandbox; the folder is the parent's).
 
 Starting nbgrader once instead of once per step matters: importing it takes seconds.
 """
@@ -230,14 +231,16 @@ def grade(course: Path, assignment: str, student: str, options: dict, *, generat
 
 
 def main(argv: list[str]) -> int:
-    """Run the job in the JSON file ``argv[0]``; write the result next to where the job says."""
+    """Run the job in the JSON file ``argv[0]``: each of its students in turn, each result to ``results/<index>.json``."""
     job = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     folder = {key: Path(job[key]) if job.get(key) else None for key in ("cache", "private")}
-    result = grade(Path(job["course"]), job["assignment"], job["student"], job.get("options", {}),
-                   generate=job.get("generate", False), **folder)
-    scratch = Path(job["result"]).with_suffix(".tmp")
-    scratch.write_text(json.dumps(asdict(result)), encoding="utf-8")
-    os.replace(scratch, job["result"])
+    for index, student in enumerate(job["students"]):
+        result = grade(Path(job["course"]), job["assignment"], student, job.get("options", {}),
+                       generate=job.get("generate", False) and index == 0, **folder)
+        path = Path(job["results"]) / f"{index}.json"
+        scratch = path.with_suffix(".tmp")
+        scratch.write_text(json.dumps(asdict(result)), encoding="utf-8")
+        os.replace(scratch, path)  # the parent counts finished students by these files
     return 0
 
 
