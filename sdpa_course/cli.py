@@ -41,7 +41,7 @@ from .chapters import CHAPTERS, Chapter, chapter
 from .grading.autograde import (EXCEPTION_LINE, GRADED, Limits, StudentResult, generate_class_feedback, grade_class, grade_student,
                                 has_assignment, submitted_students)
 from .grading.export import class_rows, record_status, write_exports
-from .grading.gradebook import back_up, hand_graded, has_submission, remove_submissions
+from .grading.gradebook import back_up, graded_students, hand_graded, remove_submissions
 
 SCORES_ENV = "SDPA_COURSE_SCORES"  # where `check` remembers the last scores (default: the user data dir)
 CACHE_ENV = "SDPA_COURSE_CACHE"  # where `check` keeps generated gradebooks (default: the user cache dir)
@@ -145,7 +145,7 @@ def keep_hand_grades_or_consent(course: Path, args: argparse.Namespace, students
     A regrade keeps manual scores and comments (and flags a hand-graded test for review if its
     automatic score changed); ``--reset`` removes the submissions first, hand grades included.
     """
-    regraded = [s for s in students if has_submission(course, args.assignment, s)]
+    regraded = sorted(graded_students(course, args.assignment) & set(students))
     if not regraded:
         return True
     hand = sorted(hand_graded(course, args.assignment) & set(regraded))

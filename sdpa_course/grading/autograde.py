@@ -94,7 +94,7 @@ class StudentResult:
     reason: str = ""
     failed: list[FailedTest] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # errors outside the tests, test cells nbgrader restored
-    record: dict | None = None  # what autograding wrote, for the gradebook (see gradebook.merge_record)
+    record: dict | None = None  # what autograding wrote, for the gradebook (see gradebook.merge_records)
 
 
 # --- running nbgrader ------------------------------------------------------------------------------
@@ -313,7 +313,7 @@ def grade_class(course: Path, assignment: str, limits: Limits = Limits(), *, stu
 
     Each worker grades a batch of students (:func:`batches`, :func:`grade_students`) on a snapshot
     of the gradebook, in a private folder; this process alone writes the course: it merges each
-    result into the gradebook (hand grades kept, see :func:`.gradebook.merge_record`) and moves the
+    result into the gradebook (hand grades kept, see :func:`.gradebook.merge_records`) and moves the
     autograded notebooks and feedback in.  A student whose grading fails keeps what the gradebook
     had.  Results come in student order.
     """
@@ -332,8 +332,7 @@ def grade_class(course: Path, assignment: str, limits: Limits = Limits(), *, stu
                    for index, batch in enumerate(batches(students, jobs))}
         for done in as_completed(running):
             graded, private = done.result()
-            for student, result in graded.items():
-                results[student] = _land(course, result, private)
+            results.update(_land(course, graded, private))
             bar.update(len(graded))
     return [results[student] for student in students]
 
@@ -347,24 +346,31 @@ def _grade_privately(course: Path, assignment: str, students: list[str], limits:
     return grade_students(course, assignment, students, limits, private=private), private
 
 
-def _land(course: Path, result: StudentResult, private: Path) -> StudentResult:
-    """Merge a private grading into the course (gradebook, autograded/, feedback/); the scores are then the
-    gradebook's."""
-    from .gradebook import merge_record, submission_scores
-    if result.status != GRADED:
-        return result
-    merge_record(course, result.assignment, result.student, result.record)
-    for step in ("autograded", "feedback"):
-        made, target = (folder / step / result.student / result.assignment for folder in (private, course))
-        if target.exists():
-            shutil.rmtree(target)
-        if made.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(made, target)
-    scores = submission_scores(course, result.assignment, result.student)  # hand grades count
-    failed = [t for t in result.failed if scores.get((t.notebook, t.grade_id), (0, 1))[0] < t.max_score]
-    return replace(result, score=sum(s for s, _ in scores.values()), max_score=sum(m for _, m in scores.values()),
-                   failed=failed, record=None)
+def _land(course: Path, results: dict[str, StudentResult], private: Path) -> dict[str, StudentResult]:
+    """Merge a batch's private grading into the course (gradebook, autograded/, feedback/); the scores are then
+    the gradebook's (hand grades count)."""
+    from .gradebook import class_scores, merge_records
+    graded = {student: result for student, result in results.items() if result.status == GRADED}
+    if not graded:
+        return results
+    assignment = next(iter(graded.values())).assignment
+    merge_records(course, assignment, {student: result.record for student, result in graded.items()})
+    for student in graded:
+        for step in ("autograded", "feedback"):
+            made, target = (folder / step / student / assignment for folder in (private, course))
+            if target.exists():
+                shutil.rmtree(target)
+            if made.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(made, target)
+    scores = class_scores(course, assignment, graded)
+    landed = dict(results)
+    for student, result in graded.items():
+        mine = scores[student]
+        failed = [t for t in result.failed if mine.get((t.notebook, t.grade_id), (0, 1))[0] < t.max_score]
+        landed[student] = replace(result, score=sum(s for s, _ in mine.values()),
+                                  max_score=sum(m for _, m in mine.values()), failed=failed, record=None)
+    return landed
 
 
 UNGRADABLE_PAGE = """<!DOCTYPE html>
