@@ -39,9 +39,9 @@ from pathlib import Path
 
 from .chapters import CHAPTERS, Chapter, chapter
 from .grading.autograde import (EXCEPTION_LINE, GRADED, Limits, StudentResult, generate_class_feedback, grade_class, grade_student,
-                                has_assignment, submitted_students)
+                                submitted_students)
 from .grading.export import class_rows, record_status, write_exports
-from .grading.gradebook import back_up, graded_students, hand_graded, remove_submissions
+from .grading.gradebook import back_up, graded_students, hand_graded, has_assignment, remove_submissions
 
 SCORES_ENV = "SDPA_COURSE_SCORES"  # where `check` remembers the last scores (default: the user data dir)
 CACHE_ENV = "SDPA_COURSE_CACHE"  # where `check` keeps generated gradebooks (default: the user cache dir)
@@ -277,17 +277,11 @@ def check_report(chosen: list[Chapter], results: list[StudentResult]) -> str:
 
 def validate(args: argparse.Namespace) -> int:
     """Run each notebook's visible tests, as ``nbgrader validate`` does, and print each failure's message whole."""
-    from nbgrader.apps.baseapp import NbGrader
     from nbgrader.validator import Validator
+
+    from .grading.worker import course_config
     course = Path(args.course).resolve() if args.course else find_course()
-    app = NbGrader()
-    before = os.getcwd()
-    os.chdir(course)  # nbgrader reads the course's nbgrader_config.py from the working folder
-    try:
-        app.load_config_file()
-    finally:
-        os.chdir(before)
-    validator, worst = Validator(config=app.config), 0
+    validator, worst = Validator(config=course_config(course)), 0
     for path in args.notebooks:
         if not Path(path).is_file():
             print(f"{path}: no such notebook")

@@ -189,21 +189,6 @@ def last_error(log: str) -> str:
     return (raised or errors or ["see its log"])[-1]
 
 
-# --- the gradebook ---------------------------------------------------------------------------------
-
-def has_assignment(course: Path, assignment: str) -> bool:
-    """True if ``nbgrader generate_assignment`` has recorded the assignment (its tests) in the course's gradebook."""
-    from nbgrader.api import Gradebook, MissingEntry
-    if not (Path(course) / "gradebook.db").exists():
-        return False
-    with Gradebook(f"sqlite:///{Path(course) / 'gradebook.db'}") as gradebook:
-        try:
-            gradebook.find_assignment(assignment)
-            return True
-        except MissingEntry:
-            return False
-
-
 # --- grading ---------------------------------------------------------------------------------------
 
 def kernel_limits(limits: Limits) -> dict:

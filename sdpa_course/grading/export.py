@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .autograde import GRADED, UNGRADABLE, StudentResult
+from .gradebook import gradebook_url
 
 MISSING, NEEDS_MANUAL = "missing", "needs manual grading"
 STATUS_FILE = Path("grades") / "status.json"
@@ -82,7 +83,7 @@ def class_rows(course: Path, assignments: Iterable[str] | None = None) -> list[R
     from nbgrader.api import Gradebook, MissingEntry
     status = load_status(course)
     rows = []
-    with Gradebook(f"sqlite:///{Path(course) / 'gradebook.db'}") as gradebook:
+    with Gradebook(gradebook_url(course)) as gradebook:
         chosen = list(assignments) if assignments is not None else [a.name for a in gradebook.assignments]
         roster = {student.id: student for student in gradebook.students}
         for name in chosen:

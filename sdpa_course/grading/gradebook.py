@@ -93,6 +93,19 @@ def hand_graded(course: Path, assignment: str) -> set[str]:
                 or any(comment.manual_comment for notebook in submission.notebooks for comment in notebook.comments)}
 
 
+def has_assignment(course: Path, assignment: str) -> bool:
+    """True if ``nbgrader generate_assignment`` has recorded the assignment (its tests) in the course's gradebook."""
+    from nbgrader.api import MissingEntry
+    if not (Path(course) / "gradebook.db").exists():
+        return False
+    with _open(course) as gradebook:
+        try:
+            gradebook.find_assignment(assignment)
+            return True
+        except MissingEntry:
+            return False
+
+
 def graded_students(course: Path, assignment: str) -> set[str]:
     """Students whose submission of ``assignment`` is in the gradebook."""
     from nbgrader.api import MissingEntry

@@ -47,6 +47,15 @@ def alembic_head() -> str:
         return ScriptDirectory.from_config(Config(ini)).get_current_head()
 
 
+def course_config(course: Path):
+    """The configuration the ``nbgrader`` command would load in ``course`` (jupyter and nbgrader config files)."""
+    from nbgrader.apps.baseapp import NbGrader
+    app = NbGrader()
+    with working_folder(course):  # where the command finds the course's nbgrader_config.py
+        app.load_config_file()
+    return app.config
+
+
 def nbgrader_api(course: Path, options: dict):
     """nbgrader's API with the configuration the ``nbgrader`` command would load in ``course``, plus ``options``.
 
@@ -55,13 +64,9 @@ def nbgrader_api(course: Path, options: dict):
     import nbgrader.api
     from nbgrader.apps import NbGraderAPI
     nbgrader.api.get_alembic_version = alembic_head
-    from nbgrader.apps.baseapp import NbGrader
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config import Config
-    app = NbGrader()
-    with working_folder(course):  # where the command finds the course's nbgrader_config.py
-        app.load_config_file()
-    config = Config(app.config)
+    config = Config(course_config(course))
     for key, value in options.items():
         section, _, trait = key.rpartition(".")
         config[section][trait] = value
