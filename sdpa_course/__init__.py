@@ -9,5 +9,14 @@ against; this package is the course built on it, one concern per module:
 * :mod:`~sdpa_course.profiling`: the one timing rule and peak-memory measure;
 * :mod:`~sdpa_course.grading`: the nbgrader checks, the mistake catalogue and the autograder;
 * :mod:`~sdpa_course.quiz`: the interview question bank and its drill;
-* :mod:`~sdpa_course.cli`: the ``sdpa-course`` command (grade, check, progress).
+* :mod:`~sdpa_course.cli`: the ``sdpa-course`` command (grade, check, progress);
+* :func:`sdpa_course.replay`: a failed hidden test case, drawn again in the learner's notebook.
 """
+
+
+def __getattr__(name: str):
+    """``sdpa_course.replay``, imported on first use (it brings in the grading package)."""
+    if name == "replay":
+        from .replay import replay
+        return replay
+    raise AttributeError(f"module 'sdpa_course' has no attribute {name!r}")

@@ -303,7 +303,7 @@ def test_what_the_readers_printed_holds_no_solution_and_no_hidden_test(graded_cl
     """The students who tried to read the solutions, the gradebook and another's work printed none of it."""
     course, _, _ = graded_class
     solution_line = "row_max = np.where(np.isneginf(row_max), 0, row_max)"
-    hidden_line = "def random_case(dtype):"
+    hidden_line = "softmax_task.check_random(softmax)"
     sources = "\n".join(cell.source for cell in read(SOLUTIONS / ASSIGNMENT / NOTEBOOK).cells)
     assert solution_line in sources and hidden_line in sources  # the lines a successful reader would print
     for student in ("reads_solutions", "reads_another_student"):

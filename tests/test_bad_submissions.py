@@ -32,21 +32,23 @@ FIRST, SECOND, THIRD = "softmax", "softmax_jacobian", "softmax_backward"  # solu
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("bad_submissions"),
               pytest.mark.skipif(not (SOLUTIONS / ASSIGNMENT).is_dir(), reason=f"no solutions/{ASSIGNMENT} yet")]
 
-# A submission-local sdpa_lib.py that would turn every check into a pass if it were importable at grading.
-SHADOW_MODULE = textwrap.dedent('''\
-    import sys, types
-    __path__ = []
-    softmax = softmax_jacobian = softmax_backward = None
-    grading = types.ModuleType("sdpa_course.grading")
-    grading.check_against_reference = lambda *args, **kwargs: 1
-    grading.grading_rng = lambda seed=None: __import__("numpy").random.default_rng(0)
-    grading.seed_of = lambda rng: 0
-    catalogue = types.ModuleType("sdpa_course.grading.catalogue")
-    softmax_catalogue = types.ModuleType("sdpa_course.grading.catalogue.softmax")
-    softmax_catalogue.SOFTMAX_MISTAKES = softmax_catalogue.JACOBIAN_MISTAKES = softmax_catalogue.BACKWARD_MISTAKES = ()
-    sys.modules.update({"sdpa_course.grading": grading, "sdpa_course.grading.catalogue": catalogue,
-                        "sdpa_course.grading.catalogue.softmax": softmax_catalogue})
-''')
+# Submission-local modules that would turn every check into a pass if they were importable at grading:
+# an sdpa_lib.py without the graded functions and an sdpa_course package whose tasks pass anything.
+SHADOW_FILES = {
+    "sdpa_lib.py": "softmax = softmax_jacobian = softmax_backward = None\n",
+    "sdpa_course/__init__.py": "",
+    "sdpa_course/grading/__init__.py": "",
+    "sdpa_course/grading/exercises.py": textwrap.dedent('''\
+        class Passes:
+            def check(self, *args, **kwargs):
+                return 1
+            check_random = check
+
+
+        def task(*args):
+            return Passes()
+    '''),
+}
 
 
 def edited(notebook, grade_id: str, source: str):
@@ -97,7 +99,7 @@ SUBMISSIONS = {
     "kernel_exit": lambda s, r: edited(s, FIRST, "import os\nos._exit(3)"),
     "calls_reference": lambda s, r: edited(s, FIRST, "def softmax(x, axis=-1):\n    import sdpa_lib\n"
                                                      "    return sdpa_lib.softmax(x, axis=axis)"),
-    "shadow_module": lambda s, r: r,  # plus sdpa_lib.py, below
+    "shadow_module": lambda s, r: r,  # plus SHADOW_FILES, below
     "reseeds": lambda s, r: prefixed(s, FIRST, "import random\nrandom.seed(0)\nnp.random.seed(0)"),
     "patches_rng": lambda s, r: prefixed(s, FIRST, "_rng = np.random.default_rng\n"
                                                    "np.random.default_rng = lambda seed=None: _rng(0)"),
@@ -117,7 +119,9 @@ def course(tmp_path_factory) -> Path:
         folder = course / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True)
         nbformat.write(build(solution, release), folder / NOTEBOOK)
-    (course / "submitted" / "shadow_module" / ASSIGNMENT / "sdpa_lib.py").write_text(SHADOW_MODULE)
+    for name, text in SHADOW_FILES.items():
+        (course / "submitted" / "shadow_module" / ASSIGNMENT / name).parent.mkdir(parents=True, exist_ok=True)
+        (course / "submitted" / "shadow_module" / ASSIGNMENT / name).write_text(text)
     unreadable = course / "submitted" / "unreadable" / ASSIGNMENT
     unreadable.mkdir(parents=True)
     (unreadable / NOTEBOOK).write_text('{"cells": [ this is not json')
@@ -225,12 +229,12 @@ def test_calling_the_reference_scores_zero_with_the_reason(course, rows):
 
 
 def test_a_shipped_sdpa_lib_cannot_shadow_the_reference(course, rows, tmp_path):
-    """A blank notebook with its own sdpa_lib.py still scores 0: the file is not used.
+    """A blank notebook with its own sdpa_lib.py and sdpa_course package still scores 0: they are not used.
 
-    The control: run beside the notebook, that sdpa_lib.py does make every test cell pass.
+    The control: run beside the notebook, they do make every test cell pass.
     """
     assert float(rows["shadow_module"]["score"]) == 0
-    assert not (course / "autograded" / "shadow_module" / ASSIGNMENT / "sdpa_lib.py").exists()
+    assert not any((course / "autograded" / "shadow_module" / ASSIGNMENT / name).exists() for name in SHADOW_FILES)
     shutil.copytree(course / "submitted" / "shadow_module" / ASSIGNMENT, tmp_path, dirs_exist_ok=True)
     cheated, _ = execute_notebook(tmp_path / NOTEBOOK, allow_errors=True)
     assert [cell for cell in cheated.cells if cell.metadata.get("nbgrader", {}).get("grade")

@@ -1,17 +1,33 @@
-"""Checks used by visible and hidden test cells: each failure says what is wrong and how to think about it."""
+"""Checks used by visible and hidden test cells: each failure says what is wrong and how to think about it.
+
+A :class:`Comparison` judges one case: it runs the reference, compares the student's
+output (its shape, values, dtype and the warnings it raised, by the rules the notebook
+states), and on a difference writes the feedback: the catalogued mistake it matches, or
+else the kind of difference (:mod:`~sdpa_course.grading.differences`); a Python error of
+the student's function becomes one short paragraph (:mod:`~sdpa_course.grading.student_errors`).
+:func:`check_against_reference` runs a list of cases through it and raises
+:class:`GradingError` on the first that fails.
+"""
 from __future__ import annotations
 
 import copy
+import inspect
 import warnings
-from typing import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
+from .differences import describe_difference
 from .errors import ForbiddenCallError, GradingError
 from .forbid import unavailable
 from .integrity import check_environment
-from .mistakes import Mistake, diagnose
-from .remote import RemoteFunction
+from .mistakes import Mistake, matching
+from .remote import RemoteFunction, StudentError
+from .student_errors import explain_error, frames_of
+
+SMALL = 40  # an array with at most this many entries is printed in full in feedback
+TOLERANCES = {np.dtype(np.float16): (1e-2, 1e-3), np.dtype(np.float32): (1e-4, 1e-5)}  # else (1e-6, 1e-8)
 
 
 def describe_case(args: Sequence, kwargs: dict) -> str:
@@ -22,6 +38,25 @@ def describe_case(args: Sequence, kwargs: dict) -> str:
         return repr(value)
     parts = [one(a) for a in args] + [f"{k}={one(v)}" for k, v in kwargs.items()]
     return "(" + ", ".join(parts) + ")"
+
+
+def show(value) -> str:
+    """A value as feedback prints it: a small array in full (4 significant digits), a large one by shape."""
+    if isinstance(value, np.ndarray):
+        if value.size > SMALL:
+            return f"array of shape {value.shape}, {value.dtype}"
+        text = np.array2string(value, precision=4, separator=", ", suppress_small=True)
+        return text if value.dtype in (np.float64, np.bool_) else f"{text} ({value.dtype})"
+    return repr(value)
+
+
+def side_by_side(yours, answer) -> str:
+    """Two small arrays in two columns, headed "yours" and "answer"."""
+    left, right = show(np.asarray(yours)).splitlines(), show(np.asarray(answer)).splitlines()
+    width = max(len("yours"), *(len(line) for line in left))
+    rows = [f"{'yours'.ljust(width)}   answer"] + [f"{a.ljust(width)}   {b}" for a, b in
+                                                  zip(left + [""] * (len(right) - len(left)), right + [""] * (len(left) - len(right)))]
+    return "\n".join(rows)
 
 
 def expect_shape(actual, expected_shape: tuple, what: str = "your output", legend: str = "") -> None:
@@ -67,80 +102,212 @@ def expect_rows_sum_to_one(weights, what: str = "the weights", axis: int = -1, *
                            f"so that each query's weights form a probability distribution")
 
 
-def _call_student(student: Callable, args, kwargs, forbidden: Iterable[str]):
+class Outcome(NamedTuple):
+    """What one call of the student's function gave: its value, or the error it raised; and its warnings."""
+    value: object = None
+    error: tuple[str, str, list] | None = None  # (name, message, frames) of what it raised
+    warnings: tuple[tuple[str, str], ...] = ()  # (category name, message)
+
+
+def local_outcome(student: Callable, args, kwargs, forbidden: Iterable[str]) -> Outcome:
     """Run a local student function (the learner's own kernel) on copies of the inputs, the reference unavailable."""
     args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
     with unavailable(forbidden, student), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = student(*args, **kwargs)
-    return result, [str(w.message) for w in caught]
+        try:
+            value = student(*args, **kwargs)
+        except (NotImplementedError, ForbiddenCallError, GradingError):
+            raise
+        except Exception as error:
+            return Outcome(error=(type(error).__name__, str(error), frames_of(error)),
+                           warnings=tuple((w.category.__name__, str(w.message)) for w in caught))
+    return Outcome(value, None, tuple((w.category.__name__, str(w.message)) for w in caught))
 
 
-def _student_runs(student: Callable, cases: list, forbidden: Iterable[str]) -> Iterator[Callable[[], tuple]]:
-    """For each case, a thunk giving ``(result, warning messages)`` or raising what the student's function raised.
+def student_outcomes(student: Callable, cases: list, forbidden: Iterable[str]) -> Iterator[Outcome]:
+    """One :class:`Outcome` per case, in order, ending after the first case that raised.
 
     A :class:`~sdpa_course.grading.remote.RemoteFunction` runs every case in the student's kernel in
     one round trip (on encoded copies of the inputs, with an ``sdpa_lib`` that lacks the forbidden
-    functions already); a local function runs each case when its thunk is called.
+    functions already); a local function runs each case as the iterator reaches it.
     """
     if isinstance(student, RemoteFunction):
-        for outcome in student.call_many(cases):
-            yield lambda outcome=outcome: (outcome.value(), [message for _, message in outcome.warnings])
-    else:
-        for args, kwargs in cases:
-            yield lambda args=args, kwargs=kwargs: _call_student(student, args, kwargs, forbidden)
+        for result in student.call_many(cases):
+            try:
+                value = result.value()
+            except StudentError as error:
+                yield Outcome(error=(error.ename, error.evalue, error.frames), warnings=tuple(result.warnings))
+                return
+            yield Outcome(value, None, tuple(result.warnings))
+        return
+    for args, kwargs in cases:
+        outcome = local_outcome(student, args, kwargs, forbidden)
+        yield outcome
+        if outcome.error:
+            return
 
 
-def _compare_outputs(actual, expected, names: Sequence[str], rtol, atol, hint: str) -> None:
+@dataclass(frozen=True)
+class Comparison:
+    """How a student's function is judged against ``reference`` on one case, by the rules its notebook states.
+
+    ``rtol``/``atol`` left as None follow the inputs' dtype (float32: 1e-4/1e-5, float16:
+    1e-2/1e-3, else 1e-6/1e-8); ``keep_dtype`` fails an output whose dtype is not the
+    reference's; ``quiet`` fails a call that emits a RuntimeWarning.
+    """
+    reference: Callable
+    mistakes: Sequence[Mistake] = ()
+    output_names: Sequence[str] = ("output",)
+    rtol: float | None = None
+    atol: float | None = None
+    keep_dtype: bool = False
+    quiet: bool = False
+
+    def tolerance(self, args, kwargs) -> tuple[float, float]:
+        floats = [np.asarray(v).dtype for v in (*args, *kwargs.values())
+                  if isinstance(v, np.ndarray) and np.issubdtype(v.dtype, np.floating)]
+        default = max((TOLERANCES.get(dtype, (1e-6, 1e-8)) for dtype in floats), default=(1e-6, 1e-8))
+        return (default[0] if self.rtol is None else self.rtol, default[1] if self.atol is None else self.atol)
+
+    def expected(self, args, kwargs):
+        return self.reference(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+
+    def inputs(self, args, kwargs) -> dict:
+        """``{argument name: value}`` by the reference's signature (``arg0``, ... when it has none to bind)."""
+        try:
+            return dict(inspect.signature(self.reference).bind(*args, **kwargs).arguments)
+        except (TypeError, ValueError):
+            return {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs}
+
+    def failure(self, name: str, args, kwargs, outcome: Outcome, *, named: Sequence[str] | None = None) -> Failure | None:
+        """The :class:`Failure` of this outcome on this case, or None when it is right.
+
+        The feedback names the first catalogued mistake that reproduces the output, or, when
+        ``named`` is given, the first of those names that does (none if ``named`` is empty).
+        """
+        inputs = self.inputs(args, kwargs)
+        if outcome.error:
+            ename, evalue, frames = outcome.error
+            return Failure(f"raised {ename}", explain_error(name, ename, evalue, frames, inputs))
+        expected = self.expected(args, kwargs)
+        rtol, atol = self.tolerance(args, kwargs)
+        try:
+            _compare_outputs(outcome.value, expected, self.output_names, rtol, atol)
+        except GradingError as failure:
+            return self._explained(outcome, expected, str(failure), args, kwargs, inputs, named)
+        dtype = _dtype_change(outcome.value, expected) if self.keep_dtype else None
+        if dtype:
+            return Failure("dtype", dtype)
+        warned = [message for category, message in outcome.warnings if category == "RuntimeWarning"]
+        if self.quiet and warned:
+            return Failure("warning", f"numpy warned \"{warned[0]}\" while your {name} ran: the notebook asks for no "
+                                      f"warning. A warning means an inf or NaN was computed on the way, even if it was "
+                                      f"replaced later (np.nan_to_num, or np.where choosing after both branches were "
+                                      f"computed): avoid computing it.")
+        return None
+
+    def _explained(self, outcome: Outcome, expected, failure: str, args, kwargs, inputs, named) -> Failure:
+        lines = [failure]
+        found = tuple(m.name for m in matching(outcome.value, self.mistakes, args, kwargs))
+        chosen = next((m for m in self.mistakes if m.name in found and (named is None or m.name in named)), None)
+        if chosen is not None:
+            lines.append(f"This looks like a known mistake: {chosen.name}. {chosen.hint}")
+        else:
+            yours, answer = _first_differing(outcome.value, expected, self.output_names)
+            difference = describe_difference(yours, answer, inputs)
+            if difference:
+                lines.append(f"What differs: {difference}")
+            changed = _dtype_change(yours, answer)
+            if changed:
+                lines.append(changed)
+        warned = [message for _, message in outcome.warnings]
+        if warned:
+            lines.append(f"numpy warned while your code ran: {warned[0]}")
+        return Failure("shape" if "shape" in failure else "values", "\n".join(lines), found)
+
+
+class Failure(NamedTuple):
+    """A failed case: the kind of check it failed, the feedback, and every catalogued mistake that reproduces it.
+
+    The kind is "raised ValueError" (the error's name), "shape", "values", "dtype" or "warning".
+    """
+    kind: str
+    feedback: str
+    mistakes: tuple[str, ...] = ()
+
+
+def _dtype_change(actual, expected) -> str | None:
+    if isinstance(expected, tuple):
+        return next(filter(None, (_dtype_change(a, e) for a, e in zip(actual, expected))), None)
+    if not isinstance(expected, np.ndarray) or not isinstance(actual, (np.ndarray, np.generic)):
+        return None
+    if np.asarray(actual).dtype == expected.dtype:
+        return None
+    return (f"your output is {np.asarray(actual).dtype} where the answer is {expected.dtype}: keep the input's dtype "
+            f"(float32 stays float32). np.zeros(shape) and np.ones(shape) without dtype=, float64 constant arrays "
+            f"and astype(float) promote it; np.zeros_like(x) and x.dtype keep it.")
+
+
+def _first_differing(actual, expected, names: Sequence[str]):
+    """The first (yours, answer) pair of outputs that differ (the whole outputs for a single one)."""
+    if isinstance(expected, tuple) and isinstance(actual, (tuple, list)) and len(actual) == len(expected):
+        for value, answer in zip(actual, expected):
+            if np.shape(value) != np.shape(answer) or not np.allclose(value, answer, equal_nan=True):
+                return value, answer
+    return actual, expected
+
+
+def _compare_outputs(actual, expected, names: Sequence[str], rtol, atol) -> None:
     if isinstance(expected, tuple):
         if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
             raise GradingError(f"your function should return {len(expected)} values ({', '.join(names)}); "
                                f"it returned {type(actual).__name__}")
         for value, answer, name in zip(actual, expected, names):
-            expect_close(value, answer, f"your {name}", rtol=rtol, atol=atol, hint=hint)
+            expect_close(value, answer, f"your {name}", rtol=rtol, atol=atol)
     else:
-        expect_close(actual, expected, "your output", rtol=rtol, atol=atol, hint=hint)
+        expect_close(actual, expected, "your output", rtol=rtol, atol=atol)
+
+
+def first_failure(student: Callable, comparison: Comparison, cases: list,
+                  forbidden: Iterable[str]) -> tuple[int, Failure] | None:
+    """``(index, failure)`` of the first case the student's function fails, or None if it passes all."""
+    for index, ((args, kwargs), outcome) in enumerate(zip(cases, student_outcomes(student, cases, tuple(forbidden)))):
+        failed = comparison.failure(student.__name__, args, kwargs, outcome)
+        if failed:
+            return index, failed
+    return None
 
 
 def check_against_reference(student: Callable, reference: Callable, cases: Iterable[tuple[tuple, dict]], *,
                             forbidden: Iterable[str] = (), mistakes: Sequence[Mistake] = (),
-                            output_names: Sequence[str] = ("output",), rtol: float = 1e-6, atol: float = 1e-8,
+                            output_names: Sequence[str] = ("output",), rtol: float | None = None,
+                            atol: float | None = None, keep_dtype: bool = False, quiet: bool = False,
                             seed: int | None = None) -> int:
     """Compare ``student`` with ``reference`` on every ``(args, kwargs)`` case; return the number of cases.
 
     While the student's function runs, the sdpa_lib functions named in ``forbidden`` raise
     :class:`ForbiddenCallError`.  On the first failing case the :class:`GradingError` says
-    which case, what differs and, if the output matches a catalogued mistake, its name and hint.
-    ``seed`` (the grading generator's seed) is quoted so the case can be reproduced.
+    which case and what differs (see :class:`Comparison`).  ``seed`` (the grading
+    generator's seed) is quoted so the case can be reproduced.
     """
-    if not isinstance(student, RemoteFunction):  # in the learner's own kernel: refuse a patched numpy
-        check_environment()
-    if not callable(student):
-        raise GradingError(f"expected a function to grade, got {type(student).__name__}: did you overwrite its name?")
+    check_student(student)
+    comparison = Comparison(reference, mistakes, tuple(output_names), rtol, atol, keep_dtype, quiet)
     cases = list(cases)
-    runs = _student_runs(student, cases, tuple(forbidden))
-    for (args, kwargs), run in zip(cases, runs):
-        expected = reference(*copy.deepcopy(args), **copy.deepcopy(kwargs))
-        case = describe_case(args, kwargs) + (f" [grading seed {seed}]" if seed is not None else "")
-        try:
-            actual, warned = run()
-        except (NotImplementedError, ForbiddenCallError, GradingError):
-            raise
-        except Exception as error:  # a StudentError carries the name of what the student's code raised
-            name, message = getattr(error, "ename", type(error).__name__), getattr(error, "evalue", error)
-            raise GradingError(f"your {student.__name__} raised {name}: {message} on inputs {case}") from None
-        try:
-            _compare_outputs(actual, expected, output_names, rtol, atol, hint="")
-        except GradingError as failure:
-            raise GradingError(_feedback(failure, actual, mistakes, args, kwargs, case, warned)) from None
+    failed = first_failure(student, comparison, cases, forbidden)
+    if failed:
+        index, failure = failed
+        case = describe_case(*cases[index]) + (f" [grading seed {seed}]" if seed is not None else "")
+        raise GradingError(f"{verdict(failure.kind)} on inputs {case}: {failure.feedback}")
     return len(cases)
 
 
-def _feedback(failure: GradingError, actual, mistakes, args, kwargs, case: str, warned: list[str]) -> str:
-    lines = [f"wrong answer on inputs {case}: {failure}"]
-    mistake = diagnose(actual, mistakes, args, kwargs) if mistakes else None
-    if mistake is not None:
-        lines.append(f"This looks like a known mistake: {mistake.name}. {mistake.hint}")
-    if warned:
-        lines.append(f"numpy warned while your code ran: {warned[0]}")
-    return "\n".join(lines)
+def verdict(kind: str) -> str:
+    return "an error" if kind.startswith("raised ") else "wrong answer"
+
+
+def check_student(student) -> None:
+    """Refuse a patched numpy in the learner's own kernel, and a name that is no longer a function."""
+    if not isinstance(student, RemoteFunction):
+        check_environment()
+    if not callable(student):
+        raise GradingError(f"expected a function to grade, got {type(student).__name__}: did you overwrite its name?")

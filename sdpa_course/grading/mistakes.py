@@ -34,10 +34,18 @@ def _same(actual, candidate, rtol: float, atol: float) -> bool:
     return actual.shape == candidate.shape and np.allclose(actual, candidate, rtol=rtol, atol=atol, equal_nan=True)
 
 
+def matching(actual, mistakes: Sequence[Mistake], args=(), kwargs=None, *, rtol=1e-5, atol=1e-8) -> list[Mistake]:
+    """Every catalogued mistake whose output equals ``actual`` on these inputs, in catalogue order.
+
+    On a small or degenerate case several mistakes can give the same output (an all -inf row
+    is NaN for most wrong softmaxes); :meth:`~sdpa_course.grading.task.Task.check_random`
+    names the one that explains every failing case it saw.
+    """
+    kwargs = kwargs or {}
+    return [m for m in mistakes if _same(actual, _quietly(m.compute, args, kwargs), rtol, atol)]
+
+
 def diagnose(actual, mistakes: Sequence[Mistake], args=(), kwargs=None, *, rtol=1e-5, atol=1e-8) -> Mistake | None:
     """The first catalogued mistake whose output equals ``actual`` on these inputs, else None."""
-    kwargs = kwargs or {}
-    for mistake in mistakes:
-        if _same(actual, _quietly(mistake.compute, args, kwargs), rtol, atol):
-            return mistake
-    return None
+    found = matching(actual, mistakes, args, kwargs, rtol=rtol, atol=atol)
+    return found[0] if found else None

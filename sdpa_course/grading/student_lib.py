@@ -38,8 +38,13 @@ def absent_names(grade_sources: Iterable[str]) -> set[str]:
 
     Examples
     --------
+    A call ``task("ch05", "softmax")`` (see :mod:`~sdpa_course.grading.exercises`) brings in
+    that task's ``forbidden`` names.
+
     >>> sorted(absent_names(['check(f, g, cases, forbidden=("softmax", "logsumexp"))', 'x = 1']))
     ['logsumexp', 'softmax']
+    >>> sorted(absent_names(['t = task("ch05", "softmax_backward")']))
+    ['softmax_backward', 'softmax_jacobian']
     """
     names = set()
     for source in grade_sources:
@@ -53,7 +58,16 @@ def absent_names(grade_sources: Iterable[str]) -> set[str]:
             elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "FORBIDDEN"
                                                       for t in node.targets):
                 names.update(_literal_names(node.value))
+            elif _is_task_call(node):
+                from .exercises import task
+                names.update(task(*(argument.value for argument in node.args)).forbidden)
     return {name for name in names if "." not in name}
+
+
+def _is_task_call(node: ast.AST) -> bool:
+    """``task("ch05", "softmax")`` with two string literals."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "task"
+            and len(node.args) == 2 and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args))
 
 
 def _literal_names(node: ast.AST) -> set[str]:

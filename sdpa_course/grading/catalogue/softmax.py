@@ -20,6 +20,11 @@ def _shifted_exp(x, axis=-1):
     return np.exp(x - np.max(x, axis=axis, keepdims=True))
 
 
+def _global_max(x, axis=-1):
+    exps = np.exp(x - np.max(x))  # one maximum for the whole array, not one per slice
+    return exps / exps.sum(axis=axis, keepdims=True)
+
+
 def _unguarded(x, axis=-1):
     exps = _shifted_exp(x, axis)
     return exps / exps.sum(axis=axis, keepdims=True)
@@ -43,6 +48,10 @@ SOFTMAX_MISTAKES = (
             "When every entry of a row is -inf (a query whose keys are all masked), max is -inf and "
             "x - max is -inf - (-inf) = NaN. Shift such rows by 0 instead, and divide only where the sum is "
             "nonzero (np.divide(..., where=total != 0)) so the row comes out all zeros."),
+    Mistake("one maximum for the whole array", _global_max,
+            "np.max(x) without axis= subtracts the largest score of the whole array from every slice. A slice whose "
+            "scores all lie far below it underflows: exp gives 0 everywhere and 0/0 is NaN. Subtract each slice's own "
+            "maximum: np.max(x, axis=axis, keepdims=True)."),
     Mistake("softmax over the wrong axis", _other_axis,
             "Normalise along `axis` (by default the last one, the keys): pass axis=axis, keepdims=True to both "
             "the max and the sum."),

@@ -1,0 +1,182 @@
+"""One graded function of an exercise: its reference, how its random cases are drawn, and how failures are shown.
+
+A grade cell reads::
+
+    from sdpa_course.grading.exercises import task
+
+    softmax_task = task("ch05", "softmax")
+    softmax_task.check(softmax, [((np.array([0.0, np.log(3.0)]),), {})])  # visible: cases by hand
+    ### BEGIN HIDDEN TESTS
+    softmax_task.check_random(softmax)  # hidden: cases drawn when grading runs
+    ### END HIDDEN TESTS
+
+Every random case is drawn from a seed of its own through a :class:`~sdpa_course.grading.draw.Draw`.
+When one fails, :meth:`Task.check_random` looks for a smaller case that fails the same way
+(the same catalogued mistake, error or kind of check), drawn from the same generator at
+lower size levels, and reports the smallest it finds: in full, with the student's output
+beside the answer, and a line that replays it in the learner's notebook
+(:func:`sdpa_course.replay`).  The case generators are part of the course, like the
+reference: what grading keeps to itself is the seed, drawn when grading runs.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from .checks import (SMALL, Comparison, Failure, check_student, describe_case, first_failure, show, side_by_side, student_outcomes,
+                     verdict)
+from .draw import FULL, Draw, case_seeds
+from .errors import GradingError
+from .isolation import correct_helpers
+from .mistakes import Mistake
+from .randomness import grading_rng
+
+SHRINK_TRIALS = 30  # smaller cases tried per level below the full one
+SHRINK_ROUNDS = 4  # round trips to the student's kernel while looking for them
+
+
+@dataclass(frozen=True)
+class Case:
+    """A drawn case: its arguments and the seed and level that draw it again."""
+    args: tuple
+    kwargs: dict
+    seed: int
+    level: int
+
+    def entries(self) -> int:
+        return sum(np.size(v) for v in (*self.args, *self.kwargs.values()) if isinstance(v, np.ndarray))
+
+
+@dataclass(frozen=True)
+class Task:
+    """A function of assignment ``assignment`` that the student writes as ``name``, graded against ``reference``.
+
+    ``draw(d)`` returns one random ``(args, kwargs)`` case drawn with the :class:`Draw` ``d``;
+    ``count`` of them are graded.  ``forbidden`` names the sdpa_lib functions unavailable while
+    the student's code runs; ``helpers`` the student's functions replaced by correct ones
+    meanwhile (see :func:`~sdpa_course.grading.isolation.correct_helpers`); ``exact`` asks for
+    equality; ``keep_dtype`` and ``quiet`` grade the notebook's rules "keep the dtype" and
+    "no warning".
+    """
+    assignment: str
+    name: str
+    reference: Callable
+    draw: Callable[[Draw], tuple[tuple, dict]]
+    mistakes: Sequence[Mistake] = ()
+    forbidden: tuple[str, ...] = ()
+    output_names: tuple[str, ...] = ("output",)
+    exact: bool = False
+    keep_dtype: bool = False
+    quiet: bool = False
+    helpers: Mapping[str, Callable] = field(default_factory=dict)
+    count: int = 60
+
+    @property
+    def chapter(self) -> str:
+        """``"ch05"``: how learners name the assignment in :func:`sdpa_course.replay`."""
+        return self.assignment.split("_")[0]
+
+    @property
+    def comparison(self) -> Comparison:
+        tolerance = 0.0 if self.exact else None
+        return Comparison(self.reference, self.mistakes, self.output_names, tolerance, tolerance,
+                          self.keep_dtype, self.quiet)
+
+    def case(self, seed: int, level: int = FULL) -> Case:
+        args, kwargs = self.draw(Draw(seed, level))
+        return Case(tuple(args), dict(kwargs), int(seed), int(level))
+
+    def replay_line(self, case: Case) -> str:
+        return f'sdpa_course.replay("{self.chapter}", "{self.name}", seed={case.seed}, size={case.level})'
+
+    @contextlib.contextmanager
+    def grading(self, student: Callable):
+        """While the block runs, the student's helpers are the correct ones (the student is checked first)."""
+        check_student(student)
+        with correct_helpers(student, **self.helpers):
+            yield
+
+    def check(self, student: Callable, cases) -> int:
+        """Grade ``student`` on hand-written ``(args, kwargs)`` cases; return their number."""
+        cases = [(tuple(args), dict(kwargs)) for args, kwargs in cases]
+        with self.grading(student):
+            failed = first_failure(student, self.comparison, cases, self.forbidden)
+        if failed:
+            index, failure = failed
+            raise GradingError(f"{verdict(failure.kind)} on inputs {describe_case(*cases[index])}: {failure.feedback}")
+        return len(cases)
+
+    def check_random(self, student: Callable, count: int | None = None, rng: np.random.Generator | None = None) -> int:
+        """Grade ``student`` on ``count`` cases drawn now; on a failure, report the smallest failing case found."""
+        seeds = case_seeds(rng if rng is not None else grading_rng(), count or self.count)
+        cases = [self.case(seed) for seed in seeds]
+        with self.grading(student):
+            failed = first_failure(student, self.comparison, [(c.args, c.kwargs) for c in cases], self.forbidden)
+            if not failed:
+                return len(cases)
+            index, failure = failed
+            case, failure = self.smallest_failure(student, cases[index], failure)
+            report = self.report(student, case, failure, shrunk=case is not cases[index])
+        raise GradingError(report)
+
+    def smallest_failure(self, student: Callable, failing: Case, failure: Failure) -> tuple[Case, Failure]:
+        """The smallest case (lowest level, fewest entries) that fails as ``failing`` does, and its failure.
+
+        Smaller cases are drawn from the same generator at every level below the full one.
+        "As it does" means the same kind of check, and, if a catalogued mistake reproduced
+        the first failure, a mistake that reproduces every failing case of that kind seen
+        (on a small case several mistakes often give the same output, and only one of them
+        is the student's); the case shown is then one that this mistake alone explains, if there
+        is one.  Without such a mistake, no mistake is named: a small case that happens to look
+        like one is not evidence.
+        """
+        rng = np.random.default_rng(failing.seed)
+        candidates = [self.case(seed, level) for level in range(FULL) for seed in case_seeds(rng, SHRINK_TRIALS)]
+        candidates.sort(key=lambda c: (c.level, c.entries()))
+        seen = [(failing, failure)] + [(c, f) for c, f in self._failures(student, candidates) if f.kind == failure.kind]
+        common = set(failure.mistakes)
+        for _, other in seen:
+            common &= set(other.mistakes) if other.mistakes else common
+        named = tuple(m.name for m in self.mistakes if m.name in common)
+        # The smallest first, and among cases a named mistake explains, those it alone explains.
+        ordered = sorted(seen[1:], key=lambda pair: len(pair[1].mistakes) if named else 0) + seen[:1]
+        for case, other in ordered:
+            if not named or named[0] in other.mistakes:
+                outcome = next(iter(student_outcomes(student, [(case.args, case.kwargs)], self.forbidden)))
+                return case, self.comparison.failure(self.name, case.args, case.kwargs, outcome, named=named)
+        return failing, failure
+
+    def _failures(self, student: Callable, candidates: list[Case]):
+        """``(case, failure)`` for each candidate the student fails, resuming after a case that raised."""
+        start = 0
+        for _ in range(SHRINK_ROUNDS):
+            batch = candidates[start:]
+            if not batch:
+                return
+            for case, outcome in zip(batch, student_outcomes(student, [(c.args, c.kwargs) for c in batch], self.forbidden)):
+                start += 1
+                failed = self.comparison.failure(student.__name__, case.args, case.kwargs, outcome)
+                if failed:
+                    yield case, failed
+
+    def report(self, student: Callable, case: Case, failure: Failure, *, shrunk: bool) -> str:
+        """The feedback for a failing random case: what failed, the case in full when small, and how to replay it."""
+        which = "the smallest failing case found" if shrunk else "a case drawn when grading ran"
+        lines = [f"{verdict(failure.kind)} on {which}: {failure.feedback}", "", "The inputs:"]
+        inputs = self.comparison.inputs(case.args, case.kwargs)
+        lines += [f"  {name} = {show(value)}".replace("\n", "\n    ") for name, value in inputs.items()]
+        if not failure.kind.startswith("raised "):
+            with contextlib.suppress(Exception):
+                outcome = next(iter(student_outcomes(student, [(case.args, case.kwargs)], self.forbidden)))
+                expected = self.comparison.expected(case.args, case.kwargs)
+                if _small(outcome.value) and _small(expected):
+                    lines += ["", side_by_side(outcome.value, expected)]
+        lines += ["", f"Replay it in a cell of your notebook: {self.replay_line(case)}"]
+        return "\n".join(lines)
+
+
+def _small(value) -> bool:
+    return isinstance(value, np.ndarray) and value.size <= SMALL

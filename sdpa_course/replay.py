@@ -1,0 +1,63 @@
+"""Replay a failed hidden test case in the learner's notebook: ``sdpa_course.replay("ch05", "softmax", seed=..., size=...)``.
+
+The feedback of a failed random case ends with that line.  Pasted into a cell of the
+exercise notebook, it draws the same case again (same seed, same size level), runs the
+learner's function of that name from the notebook on it, and shows the inputs, their
+output beside the answer and what differs.  The returned :class:`Replay` keeps them all
+(``.args``, ``.kwargs``, ``.yours``, ``.answer``), to step through the function by hand.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Callable
+
+from .grading.checks import Outcome, local_outcome, show, side_by_side, verdict
+from .grading.draw import FULL
+from .grading.exercises import task as find_task
+from .grading.isolation import correct_helpers
+
+
+@dataclass
+class Replay:
+    """One replayed case: its inputs, the learner's output (or error), the answer and the verdict."""
+    function: str
+    args: tuple
+    kwargs: dict
+    inputs: dict
+    outcome: Outcome
+    answer: object
+    failure: str | None  # the feedback, None when the learner's function now gets it right
+
+    @property
+    def yours(self):
+        return self.outcome.value
+
+    def __repr__(self) -> str:
+        lines = [f"{self.function} on the replayed case:"]
+        lines += [f"  {name} = {show(value)}".replace("\n", "\n    ") for name, value in self.inputs.items()]
+        if self.outcome.error is None:
+            lines += ["", side_by_side(self.yours, self.answer)]
+        lines += ["", "Right on this case now." if self.failure is None else self.failure]
+        lines += ["", f"Step through it: {self.function}(*r.args, **r.kwargs), with r the value replay returned."]
+        return "\n".join(lines)
+
+
+def replay(chapter: str, function: str, *, seed: int, size: int = FULL, student: Callable | None = None) -> Replay:
+    """Draw case ``seed`` at level ``size`` of ``chapter``'s ``function`` and run the learner's function on it.
+
+    ``student`` defaults to the function of that name in the caller's namespace (the notebook).
+    """
+    graded = find_task(chapter, function)
+    if student is None:
+        student = inspect.stack()[1].frame.f_globals.get(function)
+        if not callable(student):
+            raise NameError(f"this notebook defines no function {function!r}: run the cell that defines it first, "
+                            f"or pass it as student=...")
+    case = graded.case(seed, size)
+    comparison = graded.comparison
+    with correct_helpers(student, **graded.helpers):
+        outcome = local_outcome(student, case.args, case.kwargs, graded.forbidden)
+    failed = comparison.failure(function, case.args, case.kwargs, outcome)
+    return Replay(function, case.args, case.kwargs, comparison.inputs(case.args, case.kwargs), outcome,
+                  comparison.expected(case.args, case.kwargs), failed and f"{verdict(failed[0])}: {failed[1]}")
