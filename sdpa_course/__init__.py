@@ -10,6 +10,8 @@ against; this package is the course built on it, one concern per module:
 * :mod:`~sdpa_course.grading`: the nbgrader checks, the mistake catalogue and the autograder;
 * :mod:`~sdpa_course.quiz`: the interview question bank and its drill;
 * :mod:`~sdpa_course.cli`: the ``sdpa-course`` command (grade, check, progress);
+* :mod:`~sdpa_course.progress_store`: the scores ``check`` remembers for ``progress``, per course folder;
+* :mod:`~sdpa_course.json_file`: one JSON file several processes update (quiz answers, check scores);
 * :func:`sdpa_course.replay`: a failed hidden test case, drawn again in the learner's notebook.
 """
 

@@ -19,21 +19,20 @@ and ``grades/canvas.csv`` for Canvas's gradebook import.
 ``check`` grades the learner's ``exercises/`` exactly as the instructor would (hidden tests
 included) in a temporary course folder, so their notebooks are never touched; it prints the
 points per chapter and every failed test with its message, and remembers the scores for
-``progress``, which shows per chapter what is still to write, the last score and the quiz's
+``progress`` (per course folder and version of the chapter, see :mod:`sdpa_course.progress_store`),
+which shows per chapter what is still to write, this course's last score and the quiz's
 wrong-answer book.  ``validate`` runs a notebook's visible tests as nbgrader's Validate does and
 prints each failure's message whole (``nbgrader validate`` cuts every line at 90 characters).
 """
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 import os
 import re
 import shutil
 import sys
 import tempfile
-from datetime import datetime
 from pathlib import Path
 
 
@@ -42,8 +41,9 @@ from .grading.autograde import (EXCEPTION_LINE, GRADED, Limits, StudentResult, g
                                 submitted_students)
 from .grading.export import class_rows, record_status, write_exports
 from .grading.gradebook import back_up, graded_students, hand_graded, has_assignment, remove_submissions
+from .json_file import StoreError
+from .progress_store import EDITED, OLDER, LastCheck, ScoreStore, snapshot
 
-SCORES_ENV = "SDPA_COURSE_SCORES"  # where `check` remembers the last scores (default: the user data dir)
 CACHE_ENV = "SDPA_COURSE_CACHE"  # where `check` keeps generated gradebooks (default: the user cache dir)
 LEARNER = "learner"  # the student id of the self-learner in the temporary course
 STUB = "raise NotImplementedError()"
@@ -62,32 +62,9 @@ def find_course(start: Path | None = None) -> Path:
                      f"repository or pass --course DIR")
 
 
-def scores_path() -> Path:
-    """``$SDPA_COURSE_SCORES``, else ``check_scores.json`` in the user data directory."""
-    if os.environ.get(SCORES_ENV):
-        return Path(os.environ[SCORES_ENV]).expanduser()
-    import platformdirs
-    return platformdirs.user_data_path("sdpa-course", appauthor=False) / "check_scores.json"
-
-
-def load_scores() -> dict:
-    try:
-        return json.loads(scores_path().read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def save_scores(results: list[StudentResult]) -> None:
-    """Remember each checked chapter's score (written to a temporary file, then moved over the old one)."""
-    scores = load_scores()
-    when = datetime.now().isoformat(timespec="seconds")
-    for r in results:
-        scores[r.assignment] = {"status": r.status, "score": r.score, "max_score": r.max_score, "when": when}
-    path = scores_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_suffix(".tmp")
-    scratch.write_text(json.dumps(scores, indent=1))
-    os.replace(scratch, path)
+def note(message: str) -> None:
+    """Say something the learner should know that is not the command's answer (on stderr)."""
+    print(f"note: {message}", file=sys.stderr)
 
 
 # --- grade: the instructor's class -------------------------------------------------------------------
@@ -238,10 +215,14 @@ def check(args: argparse.Namespace) -> int:
     limits = Limits(memory_mb=args.memory_mb, timeout=args.timeout, strict=args.strict)
     if sandbox_or_refusal(args):
         return 2
-    chosen, results = checkable(course, args.chapters), []
+    chosen, results, seen = checkable(course, args.chapters), [], []
     for item in tqdm(chosen, desc="checking", unit="chapter", disable=len(chosen) < 2):
+        seen.append(snapshot(course, item.assignment))  # before grading reads them: what the score is for
         results.append(check_one(course, item, limits))
-    save_scores(results)
+    try:
+        ScoreStore(report=note).record(course, zip(seen, results))
+    except StoreError as error:
+        note(f"the scores were not saved for `sdpa-course progress`: {error}")
     print(check_report(chosen, results))
     return 0 if all(r.status == GRADED and r.score == r.max_score for r in results) else 1
 
@@ -343,23 +324,35 @@ def wrong_answer_book() -> str:
         return f"quiz wrong-answer book: unavailable ({type(error).__name__})"
 
 
-def progress_row(course: Path, item: Chapter, scores: dict) -> str:
+STALE = {EDITED: ("(edited)", "your exercises changed since that check: check the chapter again for their score"),
+         OLDER: ("(old)", "that check graded an older version of the chapter (its solutions/ changed since): "
+                          "check it again")}
+
+
+def progress_row(course: Path, item: Chapter, last: LastCheck | None) -> str:
     folder = course / "exercises" / item.assignment
     notebooks = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
     todo = [name for path in notebooks for name in still_to_write(path)]
     work = "no exercises yet" if not notebooks else ("all written" if not todo else f"to write: {', '.join(todo)}")
-    last = scores.get(item.assignment)
-    checked = "-" if not last else (f"{last['score']:g}/{last['max_score']:g} on {last['when'][:10]}"
-                                    if last["status"] == GRADED else f"not gradable on {last['when'][:10]}")
-    return f"{item.number:>2} {item.title:<43} {checked:>20}  {work}"
+    checked = "-" if not last else (f"{last.score:g}/{last.max_score:g} on {last.when[:10]}"
+                                    if last.status == GRADED else f"not gradable on {last.when[:10]}")
+    if last and last.state in STALE:
+        checked += f" {STALE[last.state][0]}"
+    return f"{item.number:>2} {item.title:<43} {checked:>26}  {work}"
 
 
 def progress(args: argparse.Namespace) -> int:
     course = Path(args.course).resolve() if args.course else find_course()
-    scores = load_scores()
-    print(f"{'chapter':<46} {'last check':>20}  exercises")
+    try:
+        checks = ScoreStore(report=note).last_checks(course)
+    except StoreError as error:
+        note(f"no scores shown: {error}")
+        checks = {}
+    print(f"{'chapter':<46} {'last check (this course)':>26}  exercises")
     for item in CHAPTERS:
-        print(progress_row(course, item, scores))
+        print(progress_row(course, item, checks.get(item.assignment)))
+    for state in sorted({last.state for last in checks.values()} & set(STALE)):
+        print(f"{STALE[state][0]}: {STALE[state][1]}")
     print(wrong_answer_book())
     return 0
 

@@ -29,6 +29,7 @@ from exercise_harness import ROOT, SOLUTIONS, cells_by_id, make_course, read, re
 
 from sdpa_course.cli import temporary_course
 from sdpa_course.grading.autograde import interpreter_path
+from sdpa_course.progress_store import LastCheck, ScoreStore
 
 ASSIGNMENT = "ch05_softmax"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
@@ -312,8 +313,8 @@ def test_what_the_readers_printed_holds_no_solution_and_no_hidden_test(graded_cl
         assert solution_line not in printed and hidden_line not in printed
 
 
-def check_learner(folder: Path, assignment: str, notebook) -> tuple[dict, str]:
-    """`sdpa-course check --strict` of ``notebook`` as a learner's exercise in ``folder``: (its scores, the output)."""
+def check_learner(folder: Path, assignment: str, notebook) -> tuple[LastCheck, str]:
+    """`sdpa-course check --strict` of ``notebook`` as a learner's exercise in ``folder``: (its last check, the output)."""
     learner = temporary_course(ROOT, folder)
     os.chmod(learner, 0o755)
     shutil.copytree(SOLUTIONS / assignment, learner / "solutions" / assignment)
@@ -323,7 +324,7 @@ def check_learner(folder: Path, assignment: str, notebook) -> tuple[dict, str]:
     checked = subprocess.run([sys.executable, "-m", "sdpa_course.cli", "check", assignment, "--course", str(learner),
                               "--strict", "--timeout=300"], capture_output=True, text=True,
                              env={**os.environ, "PATH": interpreter_path(), "SDPA_COURSE_SCORES": str(scores)})
-    return json.loads(scores.read_text())[assignment], checked.stdout + checked.stderr
+    return ScoreStore(scores).last_checks(learner)[assignment], checked.stdout + checked.stderr
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
@@ -331,7 +332,7 @@ def test_check_gives_an_attack_no_more_than_the_blank(tmp_path, listener, attack
     """`sdpa-course check`, the self-learner's command, grades with the same engine: the attack scores 0."""
     release = read(ROOT / "exercises" / ASSIGNMENT / NOTEBOOK)
     result, output = check_learner(tmp_path, ASSIGNMENT, attack_notebook(attack, release, tmp_path, listener.port))
-    assert (result["score"] or 0) == 0, output
+    assert (result.score or 0) == 0, output
     assert listener.accepted == []
 
 
@@ -352,5 +353,5 @@ def test_the_memory_check_reads_the_kernel_from_outside(tmp_path):
     solution = read(SOLUTIONS / assignment / f"{assignment}.ipynb")
     cells_by_id(solution)["attention_row_by_row"].source = LIES_ABOUT_MEMORY
     result, output = check_learner(tmp_path, assignment, solution)
-    assert result["score"] == result["max_score"] - 2, output  # test_attention_row_by_row is worth 2
+    assert result.score == result.max_score - 2, output  # test_attention_row_by_row is worth 2
     assert "score matrix" in output

@@ -9,36 +9,28 @@ time and day).  The book is derived from it with a two-box Leitner schedule:
   (two right answers in a row on different days); a right answer on the same day
   changes nothing; any wrong answer sends it back to box 1.
 
-Every answer is written at once: under an exclusive lock (``fcntl`` on POSIX) the file is
-read again, the answer appended and the whole written to a temporary file that is
-fsynced and moved over the old one with ``os.replace``.  So a crash or Ctrl-C loses no
-earlier answer, and two quizzes running at once never drop each other's answers.  A
-file that cannot be read as a store is renamed ``<name>.corrupt-<timestamp>``, reported,
-and a fresh store is started.
+Every answer is written at once, and the file is one JSON document kept as
+:mod:`~sdpa_course.json_file` keeps it: under an exclusive lock the file is read again, the
+answer appended and the whole replaced atomically.  So a crash or Ctrl-C loses no earlier
+answer, and two quizzes running at once never drop each other's answers.  A file that cannot
+be read as a store is renamed ``<name>.corrupt-<timestamp>``, reported, and a fresh store is
+started.
 """
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import tempfile
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Callable
 
+from ..json_file import JsonFile, StoreError
+
 STORE_ENV = "SDPA_QUIZ_STORE"
 FORMAT = "sdpa-quiz-store"
 VERSION = 1
 
-try:
-    import fcntl
-except ImportError:  # Windows: no advisory locks; concurrent quizzes are then not protected
-    fcntl = None
-
-
-class StoreError(RuntimeError):
-    """The store cannot be written (e.g. a read-only directory); the message names the path."""
+__all__ = ["STORE_ENV", "AnswerStore", "BookEntry", "StoreError", "default_store_path"]
 
 
 def default_store_path() -> Path:
@@ -78,16 +70,6 @@ def _leitner(answers: list[dict]) -> dict[str, BookEntry]:
     return book
 
 
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable (POSIX); a no-op where directories cannot be opened."""
-    with contextlib.suppress(OSError):
-        handle = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(handle)
-        finally:
-            os.close(handle)
-
-
 def _check_document(document) -> list[dict]:
     """The answers of a parsed store file; ``ValueError`` if it is not one."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
@@ -119,80 +101,22 @@ class AnswerStore:
         self.path = Path(path).expanduser() if path is not None else default_store_path()
         self.clock = clock or (lambda: datetime.now().astimezone())
         self.report = report
-
-    @contextlib.contextmanager
-    def _locked(self):
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            lock_file = open(self.path.with_name(self.path.name + ".lock"), "a+")
-        except OSError as error:
-            raise StoreError(f"cannot open the quiz store {self.path}: {error}") from None
-        with lock_file:
-            if fcntl is not None:
-                fcntl.flock(lock_file, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                if fcntl is not None:
-                    fcntl.flock(lock_file, fcntl.LOCK_UN)
-
-    def _set_aside(self, problem: str) -> None:
-        backup = self.path.with_name(f"{self.path.name}.corrupt-{datetime.now():%Y%m%d-%H%M%S-%f}")
-        try:
-            os.replace(self.path, backup)
-        except OSError as error:
-            raise StoreError(f"the quiz store {self.path} is unreadable ({problem}) and could not be "
-                             f"moved aside ({error}); move or delete it by hand") from None
-        self.report(f"The quiz store {self.path} could not be read ({problem}); it was kept as "
-                    f"{backup.name} and a new store was started.")
-
-    def _read(self) -> list[dict]:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return []
-        except (OSError, UnicodeDecodeError) as error:
-            self._set_aside(str(error))
-            return []
-        try:
-            return _check_document(json.loads(text))
-        except (ValueError, TypeError, KeyError) as error:
-            self._set_aside(str(error) or type(error).__name__)
-            return []
-
-    def _write(self, answers: list[dict]) -> None:
-        text = json.dumps({"format": FORMAT, "version": VERSION, "answers": answers}, ensure_ascii=False,
-                          indent=1)
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(text)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, self.path)
-            _fsync_directory(self.path.parent)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        self.file = JsonFile(self.path, "the quiz store", report)
 
     def answers(self) -> list[dict]:
         """Every answer recorded so far, oldest first."""
-        with self._locked():
-            return self._read()
+        with self.file.locked():
+            return self.file.read(_check_document, list)
 
     def record(self, question_id: str, correct: bool, chosen: str) -> None:
         """Append one answer to the file now (read, append and replace under the lock)."""
         now = self.clock()
         answer = {"id": question_id, "correct": bool(correct), "chosen": chosen,
                   "time": now.isoformat(timespec="seconds"), "day": now.date().isoformat()}
-        with self._locked():
-            answers = self._read()
+        with self.file.locked():
+            answers = self.file.read(_check_document, list)
             answers.append(answer)
-            try:
-                self._write(answers)
-            except OSError as error:
-                raise StoreError(f"cannot write the quiz store {self.path}: {error}") from None
+            self.file.write({"format": FORMAT, "version": VERSION, "answers": answers})
 
     def book(self) -> list[BookEntry]:
         """The wrong-answer book: what is due today first (oldest due first), then the rest."""
