@@ -26,7 +26,7 @@ class Replay:
     kwargs: dict
     inputs: dict
     outcome: Outcome
-    answer: object
+    answer: object  # None for a function graded by a property (it has no one answer)
     failure: str | None  # the feedback, None when the learner's function now gets it right
 
     @property
@@ -36,7 +36,7 @@ class Replay:
     def __repr__(self) -> str:
         lines = [f"{self.function} on the replayed case:"]
         lines += [f"  {name} = {show(value)}".replace("\n", "\n    ") for name, value in self.inputs.items()]
-        if self.outcome.error is None:
+        if self.outcome.error is None and self.answer is not None:
             lines += ["", side_by_side(self.yours, self.answer)]
         lines += ["", "Right on this case now." if self.failure is None else self.failure]
         lines += ["", f"Step through it: {self.function}(*r.args, **r.kwargs), with r the value replay returned."]
@@ -59,5 +59,6 @@ def replay(chapter: str, function: str, *, seed: int, size: int = FULL, student:
     with correct_helpers(student, **graded.helpers):
         outcome = local_outcome(student, case.args, case.kwargs, graded.forbidden)
     failed = comparison.failure(function, case.args, case.kwargs, outcome)
-    return Replay(function, case.args, case.kwargs, comparison.inputs(case.args, case.kwargs), outcome,
-                  comparison.expected(case.args, case.kwargs), failed and f"{verdict(failed[0])}: {failed[1]}")
+    answer = None if graded.verdict else comparison.expected(case.args, case.kwargs)
+    return Replay(function, case.args, case.kwargs, comparison.inputs(case.args, case.kwargs), outcome, answer,
+                  failed and f"{verdict(failed.kind)}: {failed.feedback}")

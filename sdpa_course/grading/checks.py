@@ -153,7 +153,9 @@ class Comparison:
 
     ``rtol``/``atol`` left as None follow the inputs' dtype (float32: 1e-4/1e-5, float16:
     1e-2/1e-3, else 1e-6/1e-8); ``keep_dtype`` fails an output whose dtype is not the
-    reference's; ``quiet`` fails a call that emits a RuntimeWarning.
+    reference's; ``quiet`` fails a call that emits a RuntimeWarning.  With a ``verdict``, the
+    output is judged by a property instead of the reference: ``verdict(*args, answer)`` says
+    what is wrong with it, or returns None (the reference then only names the arguments).
     """
     reference: Callable
     mistakes: Sequence[Mistake] = ()
@@ -162,6 +164,7 @@ class Comparison:
     atol: float | None = None
     keep_dtype: bool = False
     quiet: bool = False
+    verdict: Callable | None = None
 
     def tolerance(self, args, kwargs) -> tuple[float, float]:
         floats = [np.asarray(v).dtype for v in (*args, *kwargs.values())
@@ -189,6 +192,9 @@ class Comparison:
         if outcome.error:
             ename, evalue, frames = outcome.error
             return Failure(f"raised {ename}", explain_error(name, ename, evalue, frames, inputs))
+        if self.verdict is not None:
+            problem = self.verdict(*copy.deepcopy(args), outcome.value)
+            return Failure("property", str(problem)) if problem else None
         expected = self.expected(args, kwargs)
         rtol, atol = self.tolerance(args, kwargs)
         try:

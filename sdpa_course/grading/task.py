@@ -59,7 +59,9 @@ class Task:
     the student's code runs; ``helpers`` the student's functions replaced by correct ones
     meanwhile (see :func:`~sdpa_course.grading.isolation.correct_helpers`); ``exact`` asks for
     equality; ``keep_dtype`` and ``quiet`` grade the notebook's rules "keep the dtype" and
-    "no warning".
+    "no warning".  A task graded by a property rather than an answer (a counterexample, say)
+    gives ``verdict(*args, answer)``, which returns what is wrong or None; its ``reference``
+    is then a function with the student's signature, used to name the arguments.
     """
     assignment: str
     name: str
@@ -73,6 +75,7 @@ class Task:
     quiet: bool = False
     helpers: Mapping[str, Callable] = field(default_factory=dict)
     count: int = 60
+    verdict: Callable | None = None
 
     @property
     def chapter(self) -> str:
@@ -83,7 +86,7 @@ class Task:
     def comparison(self) -> Comparison:
         tolerance = 0.0 if self.exact else None
         return Comparison(self.reference, self.mistakes, self.output_names, tolerance, tolerance,
-                          self.keep_dtype, self.quiet)
+                          self.keep_dtype, self.quiet, self.verdict)
 
     def case(self, seed: int, level: int = FULL) -> Case:
         args, kwargs = self.draw(Draw(seed, level))
@@ -168,7 +171,7 @@ class Task:
         lines = [f"{verdict(failure.kind)} on {which}: {failure.feedback}", "", "The inputs:"]
         inputs = self.comparison.inputs(case.args, case.kwargs)
         lines += [f"  {name} = {show(value)}".replace("\n", "\n    ") for name, value in inputs.items()]
-        if not failure.kind.startswith("raised "):
+        if not failure.kind.startswith("raised ") and self.verdict is None:
             with contextlib.suppress(Exception):
                 outcome = next(iter(student_outcomes(student, [(case.args, case.kwargs)], self.forbidden)))
                 expected = self.comparison.expected(case.args, case.kwargs)
