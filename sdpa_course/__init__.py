@@ -19,6 +19,6 @@ against; this package is the course built on it, one concern per module:
 def __getattr__(name: str):
     """``sdpa_course.replay``, imported on first use (it brings in the grading package)."""
     if name == "replay":
-        from .replay import replay
+        from .replaying import replay
         return replay
     raise AttributeError(f"module 'sdpa_course' has no attribute {name!r}")

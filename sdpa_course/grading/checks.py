@@ -216,26 +216,30 @@ class Comparison:
         lines = [failure]
         found = tuple(m.name for m in matching(outcome.value, self.mistakes, args, kwargs))
         chosen = next((m for m in self.mistakes if m.name in found and (named is None or m.name in named)), None)
+        kind = "shape" if "shape" in failure else "values"
         if chosen is not None:
             lines.append(f"This looks like a known mistake: {chosen.name}. {chosen.hint}")
         else:
             yours, answer = _first_differing(outcome.value, expected, self.output_names)
             difference = describe_difference(yours, answer, inputs)
             if difference:
-                lines.append(f"What differs: {difference}")
+                lines.append(f"What differs: {difference.text}")
+                kind = f"{kind}: {difference.kind}"
             changed = _dtype_change(yours, answer)
             if changed:
                 lines.append(changed)
         warned = [message for _, message in outcome.warnings]
         if warned:
             lines.append(f"numpy warned while your code ran: {warned[0]}")
-        return Failure("shape" if "shape" in failure else "values", "\n".join(lines), found)
+        return Failure(kind, "\n".join(lines), found)
 
 
 class Failure(NamedTuple):
     """A failed case: the kind of check it failed, the feedback, and every catalogued mistake that reproduces it.
 
-    The kind is "raised ValueError" (the error's name), "shape", "values", "dtype" or "warning".
+    The kind is "raised ValueError" (the error's name), "shape" or "values" (followed by the kind of
+    difference when no catalogued mistake names it: "shape: flattened"), "dtype", "warning" or
+    "property".
     """
     kind: str
     feedback: str

@@ -37,18 +37,30 @@ def shapes_of(inputs: Mapping[str, object]) -> str:
     return ", ".join(f"{name} {one(value)}" for name, value in inputs.items())
 
 
+def _dropped_axis(evalue: str) -> bool:
+    """Whether the shapes of a broadcast error differ by one axis removed (what a reduction without keepdims does)."""
+    shapes = [tuple(int(n) for n in re.findall(r"\d+", group)) for group in re.findall(r"\(([\d, ]*)\)", evalue)]
+    for longer in shapes:
+        for shorter in shapes:
+            if len(longer) == len(shorter) + 1 and any(longer[:k] + longer[k + 1:] == shorter for k in range(len(longer))):
+                return True
+    return False
+
+
 def likely_cause(ename: str, evalue: str, line: str, inputs: Mapping[str, object]) -> str:
     """What usually causes this error on this line, or "" when nothing specific fits."""
     batched = any(isinstance(v, np.ndarray) and v.ndim > 2 for v in inputs.values())
     if ".T" in line and batched and ("matmul" in evalue or "broadcast" in evalue or "aligned" in evalue):
         return ("x.T reverses every axis of a batched array ((B, S, E).T is (E, S, B)); swap only the last two: "
                 "np.swapaxes(key, -1, -2).")
-    if "broadcast" in evalue and REDUCTION.search(line) and "keepdims" not in line:
+    if "broadcast" in evalue and (REDUCTION.search(line) and "keepdims" not in line or _dropped_axis(evalue)):
         return ("a sum or max along an axis drops that axis, so (..., N) and (...,) no longer line up; pass "
                 "keepdims=True to keep it as length 1.")
     if "values to unpack" in evalue and ".shape" in line:
         return ("unpacking x.shape into a fixed number of names assumes that many axes; take only the axes you need "
                 "from the end (L, E = x.shape[-2:]) and let ... or -1 carry the batch axes.")
+    if "outer(" in line:
+        return "np.outer flattens its inputs; for a batch of outer products write p[..., :, None] * p[..., None, :]."
     if "not aligned" in evalue:
         return "np.dot on arrays with batch axes is not a batched matmul; use @ (np.matmul), which batches the leading axes."
     if "matmul" in evalue:

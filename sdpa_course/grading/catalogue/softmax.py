@@ -21,8 +21,10 @@ def _shifted_exp(x, axis=-1):
 
 
 def _global_max(x, axis=-1):
-    exps = np.exp(x - np.max(x))  # one maximum for the whole array, not one per slice
-    return exps / exps.sum(axis=axis, keepdims=True)
+    top = np.max(x)  # one maximum for the whole array, not one per slice; all -inf rows guarded as asked
+    exps = np.exp(x - (0 if np.isneginf(top) else top))
+    total = exps.sum(axis=axis, keepdims=True)
+    return np.divide(exps, total, out=np.zeros_like(exps), where=total != 0)
 
 
 def _unguarded(x, axis=-1):
@@ -50,8 +52,8 @@ SOFTMAX_MISTAKES = (
             "nonzero (np.divide(..., where=total != 0)) so the row comes out all zeros."),
     Mistake("one maximum for the whole array", _global_max,
             "np.max(x) without axis= subtracts the largest score of the whole array from every slice. A slice whose "
-            "scores all lie far below it underflows: exp gives 0 everywhere and 0/0 is NaN. Subtract each slice's own "
-            "maximum: np.max(x, axis=axis, keepdims=True)."),
+            "scores all lie far below it underflows: exp gives 0 everywhere, and the slice comes out all 0 (or NaN) "
+            "instead of summing to 1. Subtract each slice's own maximum: np.max(x, axis=axis, keepdims=True)."),
     Mistake("softmax over the wrong axis", _other_axis,
             "Normalise along `axis` (by default the last one, the keys): pass axis=axis, keepdims=True to both "
             "the max and the sum."),

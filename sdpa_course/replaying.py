@@ -50,7 +50,8 @@ def replay(chapter: str, function: str, *, seed: int, size: int = FULL, student:
     """
     graded = find_task(chapter, function)
     if student is None:
-        student = inspect.stack()[1].frame.f_globals.get(function)
+        caller = inspect.stack()[1].frame
+        student = caller.f_locals.get(function, caller.f_globals.get(function))
         if not callable(student):
             raise NameError(f"this notebook defines no function {function!r}: run the cell that defines it first, "
                             f"or pass it as student=...")
