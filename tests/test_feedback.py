@@ -306,3 +306,24 @@ def test_grading_errors_show_as_their_message_in_a_notebook():
     """IPython prints ``_render_traceback_`` instead of the frames of the grading code."""
     rendered = GradingError("wrong answer on inputs (x): ...")._render_traceback_()
     assert len(rendered) == 1 and "wrong answer on inputs (x): ..." in rendered[0]
+
+
+def test_in_a_notebook_a_failed_check_is_its_message_and_the_replay_line_runs(tmp_path):
+    """The learner's kernel: a visible check shows no traceback into grading; the pasted replay line runs there."""
+    from nbrun import execute_notebook
+    import nbformat
+    cells = [
+        "import numpy as np\nfrom sdpa_course.grading.exercises import task",
+        "def softmax(x, axis=-1):\n    inner = np.exp(x - x.max(axis=axis))\n    return inner / inner.sum(axis=axis)",
+        'task("ch05", "softmax").check(softmax, [((np.array([[1.0, 2.0, 0.0], [3.0, 5.0, 1.0]]),), {})])',
+        'import sdpa_course\nsdpa_course.replay("ch05", "softmax", seed=3, size=1)',
+    ]
+    path = tmp_path / "learner.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+    notebook, _ = execute_notebook(path, allow_errors=True)
+    error = next(o for o in notebook.cells[2].outputs if o.output_type == "error")
+    shown = "\n".join(error.traceback)
+    assert "Likely cause" in shown and "line 2 of its cell" in shown
+    assert "checks.py" not in shown and "task.py" not in shown
+    replayed = "".join(o.get("data", {}).get("text/plain", "") for o in notebook.cells[3].outputs)
+    assert "softmax on the replayed case" in replayed and "Step through it" in replayed
