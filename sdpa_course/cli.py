@@ -250,7 +250,7 @@ def check_report(chosen: list[Chapter], results: list[StudentResult]) -> str:
             message = "\n    ".join(readable(test.message).splitlines()[:12])
             lines.append(f"\n{item.assignment} {test.grade_id} ({test.score:g}/{test.max_score:g}):\n    {message}")
         if r.notes:
-            lines.append(f"\n{item.assignment} notes: " + "; ".join(r.notes))
+            lines.append(f"\n{item.assignment} notes:" + "".join(f"\n  - {note}" for note in r.notes))
     return "\n".join(lines)
 
 
@@ -260,15 +260,20 @@ def validate(args: argparse.Namespace) -> int:
     """Run each notebook's visible tests, as ``nbgrader validate`` does, and print each failure's message whole."""
     from nbgrader.validator import Validator
 
+    from .grading.repair import validation_copy
     from .grading.worker import course_config
     course = Path(args.course).resolve() if args.course else find_course()
-    validator, worst = Validator(config=course_config(course)), 0
+    config = course_config(course)
+    validator, worst = Validator(config=config), 0
+    sources = course / config.CourseDirectory.get("source_directory", "source")
     for path in args.notebooks:
         if not Path(path).is_file():
             print(f"{path}: no such notebook")
             worst = 2
             continue
-        report, passed = validation_report(validator.validate(str(Path(path).resolve())))
+        with validation_copy(Path(path).resolve(), sources) as (repaired, repairs):
+            print("".join(f"{path}: {message}\n" for message in repairs), end="")
+            report, passed = validation_report(validator.validate(str(repaired)))
         print(f"{path}: {report}")
         worst = max(worst, 0 if passed else 1)
     return worst

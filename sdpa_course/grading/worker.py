@@ -4,10 +4,12 @@
 sdpa_course.grading.worker JOB`` under the memory and time limits of one student.  In that one
 process nbgrader runs through its Python API (``NbGraderAPI``, the one formgrader uses), with the
 same configuration files as the ``nbgrader`` command: the assignment is generated first if the job
-asks for it (from a cache of generated gradebooks, see :func:`generated_gradebook`), then the
-student's submission is autograded, and the scores, failed tests and notes are read back from the
-gradebook and the autograded notebooks.  One worker grades a batch of students one after another; each result goes to a file
-of the job's ``results`` folder as soon as it is known, which the student's kernel cannot reach (it
+asks for it (from a cache of generated gradebooks, see :func:`generated_gradebook`), then a copy of
+the student's submission is repaired for editing accidents (a pasted or renamed graded cell,
+:mod:`~sdpa_course.grading.repair`) and autograded, and the scores, failed tests and notes are
+read back from the gradebook and the autograded notebooks; the course's ``submitted/`` is only
+read.  One worker grades a batch of students one after another; each result goes to a file of
+the job's ``results`` folder as soon as it is known, which the student's kernel cannot reach (it
 runs in its sandbox; the folder is the parent's).
 
 Starting nbgrader once instead of once per step matters: importing it takes seconds.
@@ -21,6 +23,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -28,6 +31,7 @@ import nbformat
 
 from .autograde import GRADED, UNGRADABLE, FailedTest, StudentResult, last_error, reason_in_log
 from .gradebook import autograde_record, gradebook_url, submission_scores
+from .repair import NOTE_TITLE, repair_submission
 
 HIDDEN_TESTS = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", re.S)
 
@@ -145,10 +149,16 @@ def error_message(cell) -> str:
 
 
 def errors_outside_tests(autograded: Path) -> list[str]:
-    """The errors of cells that are not tests (a solution cell that timed out, ran out of memory, raised)."""
+    """The errors of cells that are not tests (a solution cell that timed out, ran out of memory, raised).
+
+    A cell is named by its id, or by its position in the submitted notebook (1 = the top; the
+    note :mod:`.repair` puts on top of a repaired notebook does not count).
+    """
     notes = []
     for path in sorted(autograded.glob("*.ipynb")):
-        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        cells = nbformat.read(path, as_version=4).cells
+        noted = 1 if cells and cells[0].cell_type == "markdown" and cells[0].source.startswith(NOTE_TITLE) else 0
+        for index, cell in enumerate(cells[noted:], start=1):
             meta = cell.metadata.get("nbgrader", {})
             if cell.cell_type == "code" and not meta.get("grade") and any(
                     output.get("output_type") == "error" for output in cell.get("outputs", [])):
@@ -161,13 +171,14 @@ def visible_lines(source: str) -> list[str]:
     return [line.rstrip() for line in HIDDEN_TESTS.sub("", source).splitlines() if line.strip()]
 
 
-def tampered_cells(course: Path, url: str, assignment: str, student: str) -> list[str]:
-    """Locked cells (tests, context) that the submission deleted or edited; nbgrader grades the originals."""
+def tampered_cells(submission: Path, url: str, assignment: str) -> list[str]:
+    """Locked cells (tests, context) that the submission in ``submission`` (a folder) deleted or edited; nbgrader
+    grades the originals."""
     from nbgrader.api import Gradebook
     notes = []
     with Gradebook(url) as gradebook:
         for source_notebook in gradebook.find_assignment(assignment).notebooks:
-            path = course / "submitted" / student / assignment / f"{source_notebook.name}.ipynb"
+            path = submission / f"{source_notebook.name}.ipynb"
             submitted = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell.source
                          for cell in nbformat.read(path, as_version=4).cells} if path.exists() else {}
             tests = {cell.name for cell in source_notebook.grade_cells}
@@ -195,36 +206,59 @@ def failed_tests(autograded: Path, scores: dict) -> list[FailedTest]:
 
 # --- one job ---------------------------------------------------------------------------------------
 
+def repaired_submission(course: Path, copies: Path, url: str, assignment: str, student: str) -> tuple[Path, list[str]]:
+    """Copy the student's submission into ``copies`` (a submitted folder of grading's own) and repair the copy.
+
+    The course's ``submitted/`` keeps what the student handed in, byte for byte (nbgrader
+    matches feedback to it, and it is the record); nbgrader grades the copy, which is
+    repaired for editing accidents (:mod:`.repair`).  Returns the copy's folder and the repairs.
+    """
+    source, copy = course / "submitted" / student / assignment, copies / student / assignment
+    if copy.exists():
+        shutil.rmtree(copy)
+    if not source.is_dir():
+        return copy, []
+    shutil.copytree(source, copy, symlinks=True)  # links stay links: nbgrader reads the copy as it would the original
+    return copy, repair_submission(copy, url, assignment)
+
+
 def grade(course: Path, assignment: str, student: str, options: dict, *, generate: bool = False,
           cache: Path | None = None, private: Path | None = None) -> StudentResult:
     """(Generate the assignment, then) autograde one student's submission, here.
 
-    With ``private``, nbgrader writes a copy of the gradebook there (``private/gradebook.db``, which
-    the caller made), the autograded notebooks to ``private/autograded`` and the student's feedback
-    to ``private/feedback``, and the result carries the :func:`~.gradebook.autograde_record` for the
-    caller to merge; the course itself is only read.  The feedback counts the hand grades of the
-    gradebook copy, so it is the feedback the course's gradebook gives once the record is merged.
+    nbgrader grades a repaired copy of the submission (:func:`repaired_submission`), in
+    ``private/submitted`` or a temporary folder.  With ``private``, nbgrader writes a copy of
+    the gradebook there (``private/gradebook.db``, which the caller made), the autograded
+    notebooks to ``private/autograded`` and the student's feedback to ``private/feedback``, and
+    the result carries the :func:`~.gradebook.autograde_record` for the caller to merge; the
+    course itself is only read.  The feedback counts the hand grades of the gradebook copy, so it
+    is the feedback the course's gradebook gives once the record is merged.
     """
-    if private is not None:
-        options = {**options, "CourseDirectory.db_url": gradebook_url(private),
-                   "CourseDirectory.autograded_directory": str(private / "autograded"),
-                   "CourseDirectory.feedback_directory": str(private / "feedback")}
-    books = private if private is not None else course
-    url = gradebook_url(books)
-    api = nbgrader_api(course, options)
-    if generate:
-        made = generated_gradebook(course, assignment, api, cache)
-        if not made["success"]:
-            return StudentResult(student, assignment, UNGRADABLE,
-                                 reason=f"the assignment could not be generated: {made.get('error', '')[-500:]}")
-    graded = api.autograde(assignment, student, force=True, create=True)
-    if not graded["success"]:
-        log = f"{graded.get('log', '')}\n{graded.get('error', '')}"
-        reason = reason_in_log(log) or f"nbgrader could not grade it: {last_error(log)}"
-        return StudentResult(student, assignment, UNGRADABLE, reason=reason)
+    with tempfile.TemporaryDirectory(prefix="sdpa-submitted-") as scratch:
+        copies = (private if private is not None else Path(scratch)) / "submitted"
+        options = {**options, "CourseDirectory.submitted_directory": str(copies)}
+        if private is not None:
+            options.update({"CourseDirectory.db_url": gradebook_url(private),
+                            "CourseDirectory.autograded_directory": str(private / "autograded"),
+                            "CourseDirectory.feedback_directory": str(private / "feedback")})
+        books = private if private is not None else course
+        url = gradebook_url(books)
+        api = nbgrader_api(course, options)
+        if generate:
+            made = generated_gradebook(course, assignment, api, cache)
+            if not made["success"]:
+                return StudentResult(student, assignment, UNGRADABLE,
+                                     reason=f"the assignment could not be generated: {made.get('error', '')[-500:]}")
+        submission, repairs = repaired_submission(course, copies, url, assignment, student)
+        graded = api.autograde(assignment, student, force=True, create=True)
+        if not graded["success"]:
+            log = f"{graded.get('log', '')}\n{graded.get('error', '')}"
+            reason = reason_in_log(log) or f"nbgrader could not grade it: {last_error(log)}"
+            return StudentResult(student, assignment, UNGRADABLE, reason="; ".join([*repairs, reason]))
+        notes = repairs + tampered_cells(submission, url, assignment)
     autograded = books / "autograded" / student / assignment
     scores = submission_scores(books, assignment, student)
-    notes = tampered_cells(course, url, assignment, student) + errors_outside_tests(autograded)
+    notes += errors_outside_tests(autograded)
     if private is not None:
         feedback = api.generate_feedback(assignment, student, force=True)
         if not feedback["success"]:
