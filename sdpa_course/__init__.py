@@ -20,5 +20,6 @@ def __getattr__(name: str):
     """``sdpa_course.replay``, imported on first use (it brings in the grading package)."""
     if name == "replay":
         from .replay import replay
+        globals()["replay"] = replay  # importing the submodule bound the name to the module; the function is meant
         return replay
     raise AttributeError(f"module 'sdpa_course' has no attribute {name!r}")
