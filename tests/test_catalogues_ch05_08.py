@@ -49,9 +49,11 @@ TABLE = [  # (catalogue, reference, args)
     (heads.MHA_MISTAKES, _mha, (X_Q, X_KV, *W, H)),
     (masks.CAUSAL_MASK_MISTAKES, sdpa_lib.causal_mask, (L, S)),
     (masks.PADDING_MASK_MISTAKES, sdpa_lib.padding_mask, (LENGTHS, S)),
-    (masks.MASKED_ATTENTION_MISTAKES[:-1], sdpa_lib.scaled_dot_product_attention, (Q, K, V, MASK)),
+    (masks.MASKED_ATTENTION_MISTAKES[:-2], sdpa_lib.scaled_dot_product_attention, (Q, K, V, MASK)),
+    (masks.MASKED_ATTENTION_MISTAKES[-2:-1], sdpa_lib.scaled_dot_product_attention,
+     (Q, K[:, :L], V[:, :L], MASK[:, :, :L])),  # L == S
     (masks.MASKED_ATTENTION_MISTAKES[-1:], sdpa_lib.scaled_dot_product_attention,
-     (Q, K[:, :L], V[:, :L], MASK[:, :, :L])),
+     (Q * 100, K * 100, V, MASK)),  # scores in the thousands: masked keys far above the visible ones
     (masks.CROSS_ATTENTION_MISTAKES, _cross, (X_DEC, X_ENC, W_Q, W_K, W_V, LENGTHS)),
     (tiled.ONLINE_SOFTMAX_MISTAKES, lambda q, k, v, block: sdpa_lib.scaled_dot_product_attention(q, k, v), BIG),
     (tiled.FLOP_MISTAKES, sdpa_lib.attention_flops, (L, S, E, Ev)),

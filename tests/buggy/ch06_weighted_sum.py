@@ -1,4 +1,5 @@
-"""Buggy ch06_weighted_sum submissions: each catalogued mistake written as a student would."""
+"""Buggy ch06_weighted_sum submissions: each catalogued mistake written as a student would, then mistakes no
+catalogue names, whose feedback is the Python-error paragraph (its "Likely cause")."""
 from . import Bug
 
 _OUTPUT = '''
@@ -38,6 +39,23 @@ def multi_head_attention(x_query, x_kv, w_q, w_k, w_v, w_o, num_heads):
     return merge_heads(sdpa_lib.softmax(scores) @ v) @ w_o
 '''
 
+# `.T` reverses every axis: right for one (S, E) key, wrong for a batch (the visible batched case raises).
+_OUTPUT_KEY_T = '''
+def attention_output(query, key, value):
+    scores = query @ key.T / np.sqrt(query.shape[-1])  # (L, E) @ (E, S) -> (L, S)
+    weights = sdpa_lib.softmax(scores, axis=-1)
+    return weights @ value
+'''
+
+# Written for (L, D) and (B, L, D), as the visible checks are; a hidden input with two batch axes raises.
+_SPLIT_THREE_AXES = '''
+def split_heads(x, num_heads):
+    if x.ndim == 2:  # no batch: add one and take it off again
+        return split_heads(x[None], num_heads)[0]
+    B, L, D = x.shape
+    return x.reshape(B, L, num_heads, D // num_heads).transpose(0, 2, 1, 3)
+'''
+
 BUGS = [
     Bug("no-scale", "attention_output", _output(scale=""), "test_attention_output", "forgot the scale"),
     Bug("scale-by-d", "attention_output", _output(scale=" / query.shape[-1]"), "test_attention_output",
@@ -60,4 +78,8 @@ BUGS = [
     Bug("mha-no-w-o", "multi_head_attention", _MHA_NO_W_O, "test_multi_head_attention", "forgot the output projection"),
     Bug("mha-scale-sqrt-d", "multi_head_attention", _MHA_WRONG_SCALE, "test_multi_head_attention",
         "scaled by sqrt(D) instead of sqrt(D/H)"),
+    Bug("key-dot-T", "attention_output", _OUTPUT_KEY_T, "test_attention_output",
+        "x.T reverses every axis of a batched array"),
+    Bug("split-unpacks-three-axes", "split_heads", _SPLIT_THREE_AXES, "test_split_heads",
+        "Likely cause: unpacking x.shape into a fixed number of names"),
 ]

@@ -1,4 +1,5 @@
-"""Buggy ch07_parallelism submissions: each catalogued mistake written as a student would."""
+"""Buggy ch07_parallelism submissions: each catalogued mistake written as a student would, then mistakes no
+catalogue names, whose feedback says what differs or explains the Python error."""
 from . import Bug
 
 _ALL_AT_ONCE = '''
@@ -44,6 +45,28 @@ def online_softmax_attention(query, key, value, block_size):
     return sdpa_lib.softmax(scores) @ value
 '''
 
+# The output allocated like the query: (..., L, E), not (..., L, Ev); raises when E != Ev (the visible cases).
+_ROWS_LIKE_QUERY = '''
+def attention_row_by_row(query, key, value):
+    output = np.zeros_like(query)
+    for i in range(query.shape[-2]):
+        scores = np.einsum("...e,...se->...s", query[..., i, :], key) / np.sqrt(query.shape[-1])
+        output[..., i, :] = np.einsum("...s,...sv->...v", sdpa_lib.softmax(scores), value)
+    return output
+'''
+
+# Its own softmax without the max subtraction: right on the visible cases, NaN on the hidden scores near 1000.
+_ROWS_NO_MAX = '''
+def attention_row_by_row(query, key, value):
+    batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    output = np.empty((*batch, query.shape[-2], value.shape[-1]))
+    for i in range(query.shape[-2]):
+        scores = np.einsum("...e,...se->...s", query[..., i, :], key) / np.sqrt(query.shape[-1])  # (..., S)
+        weights = np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)  # softmax over the keys
+        output[..., i, :] = np.einsum("...s,...sv->...v", weights, value)
+    return output
+'''
+
 BUGS = [
     Bug("rows-all-at-once", "attention_row_by_row", _ALL_AT_ONCE, "test_attention_row_by_row", "score matrix"),
     Bug("rows-no-scale", "attention_row_by_row", _ROWS_NO_SCALE, "test_attention_row_by_row", "forgot the scale"),
@@ -66,4 +89,8 @@ BUGS = [
         "test_online_softmax_attention", "last partial block dropped"),
     Bug("online-full-matrix", "online_softmax_attention", _ONLINE_FULL_MATRIX, "test_online_softmax_attention",
         "score matrix"),
+    Bug("rows-output-like-query", "attention_row_by_row", _ROWS_LIKE_QUERY, "test_attention_row_by_row",
+        "Likely cause: broadcasting lines shapes up from the right"),
+    Bug("rows-exp-without-max", "attention_row_by_row", _ROWS_NO_MAX, "test_attention_row_by_row",
+        'sdpa_course.replay("ch07", "attention_row_by_row"'),
 ]

@@ -1,4 +1,5 @@
-"""Buggy ch08_masking submissions: each catalogued mistake written as a student would."""
+"""Buggy ch08_masking submissions: each catalogued mistake written as a student would, then mistakes found in
+use (issue 14) or no catalogue names, whose feedback says what differs, or which rule is broken."""
 from . import Bug
 
 _CAUSAL = '''
@@ -37,6 +38,8 @@ BUGS = [
         "padding mask sign flipped"),
     Bug("padding-2d", "padding_mask", _PADDING.format(body="np.arange(S) < np.asarray(lengths)[:, None]"),
         "test_padding_mask", "without the query axis"),
+    Bug("padding-axis-last", "padding_mask", _PADDING.format(body="(np.arange(S) < np.asarray(lengths)[:, None])[:, :, None]"),
+        "test_padding_mask", "What differs: your shape is the answer's with the last two axes swapped"),
 ]
 
 # (id, the body after the scores, hint)
@@ -46,6 +49,16 @@ _MASKED_BUGS = [
     ("minus-1e9", "return sdpa_lib.softmax(np.where(attn_mask, scores, -1e9)) @ value", "-1e9 instead of -inf"),
     ("nan-rows", "scores = np.where(attn_mask, scores, -np.inf)\n    exps = np.exp(scores - scores.max(axis=-1, keepdims=True))\n"
                  "    return exps / exps.sum(axis=-1, keepdims=True) @ value", "fully masked rows give NaN"),
+    # Right on the visible cases; the hidden scores near 1000 underflow the visible keys' weights to 0.
+    ("mask-after-softmax-renormalised",
+     "weights = sdpa_lib.softmax(scores, axis=-1) * attn_mask  # drop the masked keys\n"
+     "    total = weights.sum(axis=-1, keepdims=True)\n"
+     "    weights = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)\n"
+     "    return weights @ value", 'sdpa_course.replay("ch08", "masked_attention"'),
+    # Right values (NaN replaced afterwards), but numpy warns on a fully masked row: the notebook asks for no warning.
+    ("nan-to-num",
+     "scores = np.where(attn_mask, scores, -np.inf)\n    exps = np.exp(scores - scores.max(axis=-1, keepdims=True))\n"
+     "    return np.nan_to_num(exps / exps.sum(axis=-1, keepdims=True)) @ value", "the notebook asks for no warning"),
 ]
 
 # (id, the body, hint)

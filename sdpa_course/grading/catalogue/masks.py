@@ -47,6 +47,12 @@ def _softmax_then_mask(query, key, value, attn_mask):
     return (_softmax(scores(query, key)) * attn_mask) @ value
 
 
+def _softmax_mask_renormalise(query, key, value, attn_mask):
+    kept = _softmax(scores(query, key)) * attn_mask  # (..., L, S): the softmax ran over the masked keys too
+    total = kept.sum(axis=-1, keepdims=True)
+    return np.divide(kept, total, out=np.zeros_like(kept), where=total > 0) @ value
+
+
 def _large_negative(query, key, value, attn_mask):
     return _softmax(masked(scores(query, key), attn_mask, fill=-1e9)) @ value
 
@@ -78,6 +84,12 @@ MASKED_ATTENTION_MISTAKES = (
             weights(query, key, np.swapaxes(attn_mask, -1, -2)) @ value,
             "The mask is indexed [query i, key j] like the (L, S) scores: mask[i, j] says whether query i may "
             "see key j."),
+    Mistake("masked after the softmax, then renormalised", _softmax_mask_renormalise,
+            "Renormalising is right in exact arithmetic, but the softmax has already run over every key, the "
+            "masked ones too: its maximum can be a masked key's score. When that score is far above the visible "
+            "keys' (scores near 1000), exp underflows their weights to 0 before you renormalise, and the query "
+            "loses what it may see. Mask the scores first (-inf where the mask is False), so that the softmax "
+            "shifts by the largest visible score."),
 )
 
 
