@@ -56,4 +56,11 @@ BUGS = [
     Bug("causal_ignored", "padded_causal_self_attention", PADDED_HEAD + '''    real_keys = (np.arange(L) < lengths[:, None])[:, None, :]
     return attention(X @ W_q, X @ W_k, X @ W_v, real_keys)[0]
 ''', "test_padded_causal_self_attention", "causal mask ignored"),
+    # Not catalogued: what the grader says from the outputs alone.
+    Bug("seed_unshifted_softmax", "seed_attention", SEED_HEAD + '''    scores = q @ k.T / np.sqrt(W_k.shape[1])
+    weights = np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)
+    return weights @ v, weights
+''', "test_seed_attention", "sdpa_course.replay("),  # only hidden sentences have scores that overflow exp
+    Bug("large_negative_fill", "attention", attention_with(SWAPPED, "scores = np.where(mask, scores, -1e9)"),
+        "test_attention", "What differs: your output is right except in the"),
 ]

@@ -41,4 +41,16 @@ BUGS = [
     values[np.argmax(weights)] = 0.0
     return values
 ''', "test_misleading_values", "Give the top token the value the other tokens average to"),
+    # Not catalogued: what the grader says from the property or the outputs alone.
+    Bug("rotate_first_two", "disagreeing_keys", '''def disagreeing_keys(q):
+    u = q / np.linalg.norm(q)
+    w = np.zeros_like(u)
+    w[0], w[1] = -u[1], u[0]  # u turned by 90 degrees in its first two coordinates
+    return 2 * u + 10 * w, u
+''', "test_disagreeing_keys", "sdpa_course.replay("),  # zero when q lies along a later axis: hidden queries only
+    Bug("rotate_in_2d", "disagreeing_keys", '''def disagreeing_keys(q):
+    u = q / np.linalg.norm(q)
+    w = np.array([-u[1], u[0]])  # u turned by 90 degrees
+    return 2 * u + 10 * w, u
+''', "test_disagreeing_keys", "Likely cause: broadcasting lines shapes up from the right"),  # E = 4 breaks it
 ]

@@ -1,22 +1,18 @@
 """Named mistakes for chapters 9-11: retrieval, next-token step, alignment; the seed's demo; misconceptions.
 
 Each ``compute`` takes the graded function's arguments and returns what that mistake outputs.
-Chapter 11's counterexamples have no single right answer: :func:`check_counterexample` grades
-them with a verdict that checks the property they must have and says what is missing.
+Chapter 11's counterexamples have no single right answer: their tasks are graded by a verdict
+(:func:`disagreeing_keys_problem`, :func:`misleading_values_problem`) that checks the property
+they must have and says what is missing.
 Shapes: ``queries (M, E)``, ``documents (N, E)``; ``x (L, D)``; weights ``(..., L, S)``.
 """
 from __future__ import annotations
-
-import copy
 
 import numpy as np
 
 from sdpa_lib.masks import causal_mask
 from sdpa_lib.scores import cosine_scores
 from sdpa_lib.softmax import softmax
-from ..checks import describe_case
-from ..errors import GradingError
-from ..integrity import check_environment
 from ..mistakes import Mistake
 from .attention import masked, scores
 from .scores import DISAGREEING_PAIR_HINTS
@@ -213,24 +209,8 @@ def removal_effects(weights, values):
     return np.linalg.norm(change, axis=-1)
 
 
-# Counterexamples (chapter 11) are graded by their properties: a verdict returns what is wrong, or None.
-
-def check_counterexample(student, cases, verdict, *, seed=None) -> int:
-    """Run ``student(*args)`` on every args tuple; fail with ``verdict(*args, answer)`` when it is not None."""
-    check_environment()
-    for args in cases:
-        case = describe_case(args, {}) + (f" [grading seed {seed}]" if seed is not None else "")
-        try:
-            answer = student(*copy.deepcopy(args))
-        except (NotImplementedError, GradingError):
-            raise
-        except Exception as error:
-            raise GradingError(f"your {student.__name__} raised {type(error).__name__}: {error} on inputs {case}") from error
-        problem = verdict(*args, answer)
-        if problem:
-            raise GradingError(f"not a counterexample on inputs {case}: {problem}")
-    return len(cases)
-
+# Counterexamples (chapter 11) are graded by their properties: a verdict returns what is wrong, or None
+# (see sdpa_course.grading.exercises.ch11_misconceptions).
 
 def _vectors(answer, count: int, shape: tuple, names: str):
     """``answer`` as ``count`` finite float arrays of ``shape``, or a string saying why not."""
