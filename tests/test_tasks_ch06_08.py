@@ -24,7 +24,7 @@ from buggy import bugs_for
 from sdpa_course.grading import GradingError
 from sdpa_course.grading.draw import FULL, LEVELS
 from sdpa_course.grading.exercises import tasks
-from sdpa_course.replay import replay  # the function: the package's name for it is rebound by some imports
+from sdpa_course import replay
 
 ASSIGNMENTS = ("ch06_weighted_sum", "ch07_parallelism", "ch08_masking")
 TASKS = [(assignment, name) for assignment in ASSIGNMENTS for name in tasks(assignment)]
@@ -236,7 +236,8 @@ def test_a_visible_bug_gets_its_hint_in_one_paragraph(assignment, bug_id, says):
 def test_replay_stays_callable_after_its_first_use():
     """In a fresh interpreter, as in a learner's notebook, is sdpa_course.replay still the function on a second call?
 
-    (Its first use imports the module sdpa_course.replay, which rebinds the package's name to the module.)
+    (The function lives in the module sdpa_course.replaying: a module named like the function would
+    rebind the package's name to the module on first import.)
     """
     code = ("import sdpa_course\n"
             "def causal_mask(L, S=None):\n    return None\n"

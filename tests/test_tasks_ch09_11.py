@@ -18,7 +18,7 @@ import sdpa_lib
 from sdpa_course.grading import GradingError
 from sdpa_course.grading.draw import FULL, LEVELS
 from sdpa_course.grading.exercises import tasks
-from sdpa_course.replay import replay
+from sdpa_course import replay
 from sdpa_course.grading.student_lib import absent_names
 
 ASSIGNMENTS = ("ch09_applications", "ch10_python_demo", "ch11_misconceptions")

@@ -225,7 +225,7 @@ class Comparison:
             if difference:
                 lines.append(f"What differs: {difference.text}")
                 kind = f"{kind}: {difference.kind}"
-            changed = _dtype_change(yours, answer)
+            changed = _dtype_change(yours, answer) if self.keep_dtype else None
             if changed:
                 lines.append(changed)
         warned = [message for _, message in outcome.warnings]
@@ -247,15 +247,26 @@ class Failure(NamedTuple):
 
 
 def _dtype_change(actual, expected) -> str | None:
+    """What is wrong with the output's dtype, or None: a bool answer wants bool, an integer one any integers,
+    a float one the very dtype (float32 stays float32)."""
     if isinstance(expected, tuple):
         return next(filter(None, (_dtype_change(a, e) for a, e in zip(actual, expected))), None)
-    if not isinstance(expected, np.ndarray) or not isinstance(actual, (np.ndarray, np.generic)):
+    if not isinstance(expected, (np.ndarray, np.generic)) or not isinstance(actual, (np.ndarray, np.generic)):
         return None
-    if np.asarray(actual).dtype == expected.dtype:
+    yours, answer = np.asarray(actual).dtype, np.asarray(expected).dtype
+    if answer == np.bool_:
+        return None if yours == np.bool_ else (
+            f"your output is {yours} where the answer is bool: return a bool array of True/False (True = may attend), e.g. "
+            f"np.tril(np.ones((L, S), dtype=bool)); a 0/1 float mask would be added to the scores, not applied.")
+    if np.issubdtype(answer, np.integer):
+        return None if np.issubdtype(yours, np.integer) else (
+            f"your output is {yours} where the answer holds integers (indices): return ints, e.g. with np.argmax "
+            f"or .astype(int).")
+    if yours == answer:
         return None
-    return (f"your output is {np.asarray(actual).dtype} where the answer is {expected.dtype}: keep the input's dtype "
-            f"(float32 stays float32). np.zeros(shape) and np.ones(shape) without dtype=, float64 constant arrays "
-            f"and astype(float) promote it; np.zeros_like(x) and x.dtype keep it.")
+    return (f"your output is {yours} where the answer is {answer}: keep the input's dtype (float32 stays float32). "
+            f"np.zeros(shape) and np.ones(shape) without dtype=, float64 constant arrays and astype(float) promote "
+            f"it; np.zeros_like(x) and x.dtype keep it.")
 
 
 def _first_differing(actual, expected, names: Sequence[str]):

@@ -151,7 +151,7 @@ def _named_factor(factor: float, inputs: Mapping[str, object]) -> str:
 
 def _constant_factor(actual, expected, inputs) -> Difference | None:
     usable = np.abs(expected) > 1e-6
-    if usable.sum() < 1:
+    if usable.sum() < 2:  # one number is always some multiple of another
         return None
     factor = float(np.median(actual[usable] / expected[usable]))
     if not np.isfinite(factor) or np.isclose(factor, 1.0, rtol=1e-4) or not _close(actual, factor * expected):

@@ -129,31 +129,42 @@ class Task:
         """The smallest case (lowest level, fewest entries) that fails as ``failing`` does, and its failure.
 
         Smaller cases are drawn from the same generator at every level below the full one.
-        "As it does" means the same kind of check, and, if a catalogued mistake reproduced
-        the first failure, a mistake that reproduces every failing case of that kind seen
-        (on a small case several mistakes often give the same output, and only one of them
-        is the student's); the case shown is then one that this mistake alone explains, if there
-        is one.  Without such a mistake, no mistake is named: a small case that happens to look
-        like one is not evidence.
+        A catalogued mistake is named only if it reproduces every failing case seen that fails
+        the same check (on a small case several mistakes often give the same output, and only
+        one of them is the student's); the case shown is then, among the smallest, one that
+        this mistake alone explains.  Otherwise no mistake is named (a case that happens to
+        look like one is not evidence), and the case shown is the smallest with the same kind
+        of difference as the first failure.
         """
         rng = np.random.default_rng(failing.seed)
         candidates = [self.case(seed, level) for level in range(FULL) for seed in case_seeds(rng, SHRINK_TRIALS)]
         candidates.sort(key=lambda c: (c.level, c.entries()))
-        seen = [(failing, failure)] + [(c, f) for c, f in self._failures(student, candidates) if f.kind == failure.kind]
+        same_check = [(c, f, o) for c, f, o in self._failures(student, candidates) if _check(f.kind) == _check(failure.kind)]
         common = set(failure.mistakes)
-        for _, other in seen:
-            common &= set(other.mistakes) if other.mistakes else common
+        for _, other, _ in same_check:
+            common &= set(other.mistakes)
         named = tuple(m.name for m in self.mistakes if m.name in common)
-        # The smallest first, and among cases a named mistake explains, those it alone explains.
-        ordered = sorted(seen[1:], key=lambda pair: len(pair[1].mistakes) if named else 0) + seen[:1]
-        for case, other in ordered:
-            if not named or named[0] in other.mistakes:
-                outcome = next(iter(student_outcomes(student, [(case.args, case.kwargs)], self.forbidden)))
+        if named:
+            for case, _, outcome in sorted(same_check, key=lambda found: len(found[1].mistakes)):
                 return case, self.comparison.failure(self.name, case.args, case.kwargs, outcome, named=named)
-        return failing, failure
+            return failing, failure
+        first = self._unnamed(student, failing, failure)
+        for case, other, outcome in same_check:
+            other = self._unnamed(student, case, other, outcome)
+            if other.kind == first.kind:
+                return case, other
+        return failing, first
+
+    def _unnamed(self, student: Callable, case: Case, failure: Failure, outcome=None) -> Failure:
+        """``failure`` explained without naming a catalogued mistake (by its kind of difference)."""
+        if not failure.mistakes:
+            return failure
+        if outcome is None:
+            outcome = next(iter(student_outcomes(student, [(case.args, case.kwargs)], self.forbidden)))
+        return self.comparison.failure(self.name, case.args, case.kwargs, outcome, named=())
 
     def _failures(self, student: Callable, candidates: list[Case]):
-        """``(case, failure)`` for each candidate the student fails, resuming after a case that raised."""
+        """``(case, failure, outcome)`` for each candidate the student fails, resuming after a case that raised."""
         start = 0
         for _ in range(SHRINK_ROUNDS):
             batch = candidates[start:]
@@ -163,7 +174,7 @@ class Task:
                 start += 1
                 failed = self.comparison.failure(student.__name__, case.args, case.kwargs, outcome)
                 if failed:
-                    yield case, failed
+                    yield case, failed, outcome
 
     def report(self, student: Callable, case: Case, failure: Failure, *, shrunk: bool) -> str:
         """The feedback for a failing random case: what failed, the case in full when small, and how to replay it."""
@@ -179,6 +190,11 @@ class Task:
                     lines += ["", side_by_side(outcome.value, expected)]
         lines += ["", f"Replay it in a cell of your notebook: {self.replay_line(case)}"]
         return "\n".join(lines)
+
+
+def _check(kind: str) -> str:
+    """The check a failure kind belongs to: "values: constant factor" -> "values"."""
+    return kind.split(":")[0]
 
 
 def _small(value) -> bool:

@@ -71,9 +71,9 @@ def cross_case(d: Draw):
 
 TASKS = (
     Task("ch08_masking", "causal_mask", sdpa_lib.causal_mask, causal_case, CAUSAL_MASK_MISTAKES,
-         forbidden=("causal_mask",), exact=True, count=31),
+         forbidden=("causal_mask",), exact=True, keep_dtype=True, count=31),
     Task("ch08_masking", "padding_mask", sdpa_lib.padding_mask, padding_case, PADDING_MASK_MISTAKES,
-         forbidden=("padding_mask",), exact=True, count=30),
+         forbidden=("padding_mask",), exact=True, keep_dtype=True, count=30),
     Task("ch08_masking", "masked_attention", sdpa_lib.scaled_dot_product_attention, masked_case,
          MASKED_ATTENTION_MISTAKES, forbidden=ATTENTION_FORBIDDEN, quiet=True, count=64),
     Task("ch08_masking", "cross_attention", reference_cross, cross_case, CROSS_ATTENTION_MISTAKES,

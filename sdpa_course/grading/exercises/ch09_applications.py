@@ -50,15 +50,19 @@ def read_alignment(weights, threshold=0.0):
 
 def alignment_case(d: Draw):
     """Softmax rows of up to two batch axes, from flat (scale 0.1) to peaked (scale 8); L != S; float32 3 times in 8;
-    1 in 4 from whole-number scores, so that a row's largest weights can tie (the smaller source index wins)."""
+    1 in 4 from whole-number scores, so that a row's largest weights can tie (the smaller source index wins); 1 in 5
+    with a threshold equal to some row's largest weight."""
     batch = d.batch()
     L, S = d.sizes(2, 1, 8)
     scores = d.normal((*batch, L, S), scale=d.choice([0.1, 2.0, 8.0]))  # (..., L, S)
     if d.chance(0.25):
         scores = np.round(scores)
-    weights = sdpa_lib.softmax(scores)
     dtype = np.float32 if d.chance(3 / 8) else np.float64
-    return (weights.astype(dtype),), {"threshold": float(d.choice([0.0, 0.3, 0.6]))}
+    weights = sdpa_lib.softmax(scores).astype(dtype)
+    threshold = float(d.choice([0.0, 0.3, 0.6]))
+    if d.chance(0.2):  # a row whose largest weight is exactly the threshold: "at least" includes it
+        threshold = float(np.max(weights.reshape(-1, S)[int(d.rng.integers(weights.size // S))]))
+    return (weights,), {"threshold": threshold}
 
 
 LESSONS = "sdpa_course.lessons.applications."

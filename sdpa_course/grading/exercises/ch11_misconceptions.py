@@ -15,9 +15,16 @@ def disagreeing_keys(q):
 
 
 def query_case(d: Draw):
-    """A query of E = 2 to 64 features, random or along one axis (either sign), of length about 1e-3, 1 or 1e3."""
-    E = d.size(2, 64)
-    q = d.normal(E) if d.chance(0.7) else np.eye(E)[d.rng.integers(E)] * d.choice([-1.0, 1.0])  # (E,)
+    """A query of E = 2 to 64 features (2 and 3 often), of length about 1e-3, 1 or 1e3: random, along one axis
+    (either sign), or with every feature +1 or -1, where no axis is nearly orthogonal to it."""
+    E = d.choice([2, 3, d.size(2, 64), d.size(2, 64)])
+    kind = d.choice(["random", "random", "axis", "signs"])
+    if kind == "random":
+        q = d.normal(E)  # (E,)
+    elif kind == "axis":
+        q = np.eye(E)[d.rng.integers(E)] * d.choice([-1.0, 1.0])
+    else:
+        q = d.rng.choice([-1.0, 1.0], size=E)
     if not q.any():  # rounded to one decimal, a small draw can vanish: the exercise promises a nonzero query
         q[0] = 1.0
     return (q * d.choice([1e-3, 1.0, 1e3]),), {}
@@ -40,10 +47,11 @@ def mean_max_weight(query, key, scaled=True):
 
 
 def saturation_case(d: Draw):
-    """Up to two batch axes, E in {2, 3, 16, 100}, scales 0.5 to 3, scaled or not; float32 3 times in 8."""
+    """Up to two batch axes, E in {2, 3, 16, 100}, scales 0.5 to 30 (scores far past exp's range: an unshifted
+    softmax overflows), scaled or not; float32 3 times in 8."""
     dtype = np.float32 if d.chance(3 / 8) else np.float64
     fixed = {"E": d.choice([2, 3, 16, 100])} if d.level == FULL else {}  # smaller cases draw E like the other sizes
-    q, k, _ = d.attention_inputs(dtype=dtype, scale=float(d.choice([0.5, 1.0, 3.0])), **fixed)
+    q, k, _ = d.attention_inputs(dtype=dtype, scale=float(d.choice([0.5, 1.0, 3.0, 30.0])), **fixed)
     return (q, k), {"scaled": d.chance(0.5)}
 
 
