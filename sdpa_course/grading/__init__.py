@@ -2,19 +2,19 @@
 
 A grade cell typically reads::
 
-    from sdpa_course.grading import check_against_reference, random_attention_inputs
-    from sdpa_course.grading.catalogue import SOFTMAX_MISTAKES
-    import sdpa_lib
+    from sdpa_course.grading.exercises import task
 
-    check_against_reference(
-        softmax, sdpa_lib.softmax,                       # the student's function, the reference
-        cases=[((x,), {}) for x in some_inputs],          # (args, kwargs) pairs
-        forbidden=("softmax",),                           # sdpa_lib names unavailable meanwhile
-        mistakes=SOFTMAX_MISTAKES,                        # named wrong answers with hints
-    )
+    softmax_task = task("ch05", "softmax")          # the reference, case generator, catalogue, rules
+    softmax_task.check(softmax, [((x,), {})])        # visible: hand-written (args, kwargs) cases
+    ### BEGIN HIDDEN TESTS
+    softmax_task.check_random(softmax)               # hidden: cases drawn when grading runs
+    ### END HIDDEN TESTS
 
-On a mismatch the AssertionError names the case, the shapes, the largest error and,
-when the student's output equals a catalogued wrong answer, that mistake and its hint.
+On a failure the GradingError names the case and what differs: the catalogued mistake it
+matches, or the kind of difference computed from the two outputs, or, for a Python error,
+the student's line and its likely cause.  A failed random case is shrunk to the smallest
+that fails the same way and ends with the line that replays it (:func:`sdpa_course.replay`).
+:func:`check_against_reference` is the same comparison for a function that is no task.
 """
 from .checks import check_against_reference, expect_close, expect_rows_sum_to_one, expect_shape
 from .errors import ForbiddenCallError, GradingError
