@@ -49,3 +49,31 @@ BUGS = [
     Bug("argmax_over_queries", "most_attended", ARGMAX_OVER_QUERIES, "test_most_attended",
         "known mistake: argmax over the queries"),
 ]
+
+# Not catalogued: what the new feedback says about them (the Python error explained, the case that replays it).
+TRACED_SHAPES = '''
+def pipeline_shapes(batch, L, D, E, Ev):
+    x = np.zeros((*batch, L, D))
+    w_q, w_k, w_v = np.zeros((D, E)), np.zeros((D, E)), np.zeros((D, Ev))
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = q @ np.swapaxes(k, -1, -2)
+    output = scores @ v
+    return {"X": x.shape, "W_Q": w_q.shape, "W_K": w_k.shape, "W_V": w_v.shape, "Q": q.shape, "K": k.shape,
+            "V": v.shape, "scores": scores.shape, "weights": scores.shape, "output": output.shape}
+'''
+BUGS += [
+    Bug("builds_the_arrays", "pipeline_shapes", TRACED_SHAPES, "test_pipeline_shapes",
+        "your pipeline_shapes raised ValueError"),
+    Bug("transpose_with_T", "self_attention", self_attention_with("q @ k.T / np.sqrt(q.shape[-1])"),
+        "test_self_attention", "sdpa_course.replay("),
+]
+
+# The notebook asks for a softmax written by hand: sdpa_lib's is unavailable while self_attention is graded.
+LIBRARY_SOFTMAX = '''
+def self_attention(x, w_q, w_k, w_v):
+    import sdpa_lib
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    return sdpa_lib.softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])) @ v
+'''
+BUGS += [Bug("library_softmax", "self_attention", LIBRARY_SOFTMAX, "test_self_attention",
+             "sdpa_lib.softmax is not available while your work is graded")]

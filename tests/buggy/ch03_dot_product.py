@@ -27,3 +27,23 @@ BUGS = [
         "test_disagreeing_keys", "cosine cannot rank them"),
     Bug("reversed_pair", "disagreeing_keys", REVERSED_PAIR, "test_disagreeing_keys", "disagrees the other way round"),
 ]
+
+# Not catalogued: what the new feedback says about them (the Python error explained, what differs, the case that replays it).
+UNGUARDED_COSINE = '''
+def cosine_scores(query, key):
+    q = query / np.linalg.norm(query, axis=-1, keepdims=True)
+    k = key / np.linalg.norm(key, axis=-1, keepdims=True)
+    return q @ np.swapaxes(k, -1, -2)
+'''
+NAN_REPLACED_COSINE = UNGUARDED_COSINE.replace("return q @ np.swapaxes(k, -1, -2)",
+                                               "return np.nan_to_num(q @ np.swapaxes(k, -1, -2))")
+BUGS += [
+    Bug("transpose_with_T", "dot_scores", "def dot_scores(query, key):\n    return query @ key.T\n",
+        "test_dot_scores", "sdpa_course.replay("),
+    Bug("zero_key_nan", "cosine_scores", UNGUARDED_COSINE, "test_cosine_scores", "sdpa_course.replay("),
+    Bug("zero_key_warning", "cosine_scores", NAN_REPLACED_COSINE, "test_cosine_scores", "sdpa_course.replay("),
+    Bug("outputs_swapped", "norms_and_cosine",
+        "def norms_and_cosine(q, k):\n    n = np.linalg.norm(q, axis=-1) * np.linalg.norm(k, axis=-1)\n"
+        "    return np.sum(q * k, axis=-1) / n, n\n",
+        "test_norms_and_cosine", "What differs:"),
+]
