@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import itertools
 import warnings
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
@@ -214,11 +215,17 @@ class Comparison:
 
     def _explained(self, outcome: Outcome, expected, failure: str, args, kwargs, inputs, named) -> Failure:
         lines = [failure]
-        found = tuple(m.name for m in matching(outcome.value, self.mistakes, args, kwargs))
+        rtol, atol = self.tolerance(args, kwargs)  # a float32 mistake reproduces the output only that closely
+        found = tuple(m.name for m in matching(outcome.value, self.mistakes, args, kwargs,
+                                               rtol=max(rtol, 1e-5), atol=max(atol, 1e-8)))
         chosen = next((m for m in self.mistakes if m.name in found and (named is None or m.name in named)), None)
         kind = "shape" if "shape" in failure else "values"
         if chosen is not None:
             lines.append(f"This looks like a known mistake: {chosen.name}. {chosen.hint}")
+        elif _reordered(outcome.value, expected):
+            lines.append(f"What differs: you return the right values in another order; return them as "
+                         f"({', '.join(self.output_names)}).")
+            kind = f"{kind}: outputs reordered"
         else:
             yours, answer = _first_differing(outcome.value, expected, self.output_names)
             difference = describe_difference(yours, answer, inputs)
@@ -267,6 +274,17 @@ def _dtype_change(actual, expected) -> str | None:
     return (f"your output is {yours} where the answer is {answer}: keep the input's dtype (float32 stays float32). "
             f"np.zeros(shape) and np.ones(shape) without dtype=, float64 constant arrays and astype(float) promote "
             f"it; np.zeros_like(x) and x.dtype keep it.")
+
+
+def _reordered(actual, expected) -> bool:
+    """Whether ``actual`` holds the several outputs of ``expected`` in another order."""
+    if not isinstance(expected, tuple) or not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
+        return False
+    try:
+        return any(all(np.shape(a) == np.shape(e) and np.allclose(a, e, equal_nan=True) for a, e in zip(order, expected))
+                   for order in itertools.permutations(actual) if list(order) != list(actual))
+    except (TypeError, ValueError):  # outputs that are not numbers cannot be reordered answers
+        return False
 
 
 def _first_differing(actual, expected, names: Sequence[str]):

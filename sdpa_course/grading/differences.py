@@ -156,9 +156,10 @@ def _constant_factor(actual, expected, inputs) -> Difference | None:
     factor = float(np.median(actual[usable] / expected[usable]))
     if not np.isfinite(factor) or np.isclose(factor, 1.0, rtol=1e-4) or not _close(actual, factor * expected):
         return None
-    return Difference("constant factor", f"your output is the answer times a constant, {factor:.6g}"
-                      f"{_named_factor(factor, inputs)}: a scale applied twice, missing, or inverted (divide the "
-                      f"scores by sqrt(E) once).")
+    named = _named_factor(factor, inputs)
+    advice = " (divide the scores by sqrt(E) once)" if "sqrt" in named else ""
+    return Difference("constant factor", f"your output is the answer times a constant, {factor:.6g}{named}: a factor "
+                      f"applied twice, missing, or inverted{advice}.")
 
 
 def _normalised_elsewhere(actual, expected, inputs) -> Difference | None:

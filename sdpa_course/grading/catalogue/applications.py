@@ -209,8 +209,8 @@ def removal_effects(weights, values):
     return np.linalg.norm(change, axis=-1)
 
 
-# Counterexamples (chapter 11) are graded by their properties: a verdict returns what is wrong, or None
-# (see sdpa_course.grading.exercises.ch11_misconceptions).
+# Counterexamples (chapters 3 and 11) are graded by their properties: a verdict returns what is wrong, or None
+# (see sdpa_course.grading.exercises.ch03_dot_product and ch11_misconceptions).
 
 def _vectors(answer, count: int, shape: tuple, names: str):
     """``answer`` as ``count`` finite float arrays of ``shape``, or a string saying why not."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 import sdpa_lib
-from ..catalogue.scores import COSINE_MISTAKES, DISAGREEING_PAIR_HINTS, DOT_SCORE_MISTAKES, SPLIT_MISTAKES
+from ..catalogue.applications import disagreeing_keys_problem
+from ..catalogue.scores import COSINE_MISTAKES, DOT_SCORE_MISTAKES, SPLIT_MISTAKES
 from ..draw import Draw
 from ..task import Task
 
@@ -58,40 +59,25 @@ def split_case(d: Draw):
 
 
 def disagreeing_keys(query):
-    """The student's signature, naming the argument: the keys are judged by :func:`disagreement_problem`."""
+    """The student's signature, naming the argument: the keys are judged by the verdict of the catalogue."""
     raise NotImplementedError("graded by a property, not by an answer")
 
 
-def disagreement_problem(query, keys) -> str | None:
-    """What is wrong with ``keys`` = (k1, k2) for ``query``: dot must rank k1 first and cosine k2; else None."""
-    if not isinstance(keys, (tuple, list)) or len(keys) != 2:
-        return f"return the pair (k1, k2); got {type(keys).__name__}"
-    try:
-        k1, k2 = (np.asarray(k, dtype=float) for k in keys)
-    except (TypeError, ValueError):
-        return f"k1 and k2 should be arrays of numbers shaped like the query {query.shape}; got {keys!r}"
-    for name, k in (("k1", k1), ("k2", k2)):
-        if k.shape != query.shape:
-            return f"{name} has shape {k.shape} but should have shape {query.shape} = (E,), the query's"
-        if not np.all(np.isfinite(k)) or not np.linalg.norm(k) > 0:
-            return f"{name} = {k} for query {query}: a key needs a finite, nonzero length to have a direction"
-    dots = query @ k1, query @ k2
-    cosines = [dot / (np.linalg.norm(query) * np.linalg.norm(k)) for dot, k in zip(dots, (k1, k2))]
-    margin = 1e-6 * np.linalg.norm(query) * max(np.linalg.norm(k1), np.linalg.norm(k2))
-    if dots[0] > dots[1] + margin and cosines[1] > cosines[0] + 1e-6:
-        return None
-    if abs(cosines[0] - cosines[1]) <= 1e-6:
-        problem = "same direction"
-    else:
-        problem = "reversed" if dots[1] > dots[0] and cosines[0] > cosines[1] else "no disagreement"
-    return (f"for query {np.round(query, 3)}: q.k1 = {dots[0]:.4g}, q.k2 = {dots[1]:.4g}, "
-            f"cos(q, k1) = {cosines[0]:.4g}, cos(q, k2) = {cosines[1]:.4g}. {DISAGREEING_PAIR_HINTS[problem]}")
-
-
 def query_case(d: Draw):
-    """A nonzero query (E,), E in 2..64, at scale 0.01, 1 or 100."""
-    scale = d.choice([0.01, 1.0, 100.0])
-    return (nonzero(d.normal((d.size(2, 64),), scale=scale), scale),), {}
+    """A nonzero query (E,), E = 2 to 64 (2 and 3 often), of length about 1e-3, 1 or 1e3: random, along one axis
+    (either sign), or with every feature +1 or -1, where no axis is nearly orthogonal to it.
+
+    Chapter 11's counterexample of the same property draws its queries here too.
+    """
+    E = d.choice([2, 3, d.size(2, 64), d.size(2, 64)])
+    kind = d.choice(["random", "random", "axis", "signs"])
+    if kind == "random":
+        q = d.normal(E)  # (E,)
+    elif kind == "axis":
+        q = np.eye(E)[d.rng.integers(E)] * d.choice([-1.0, 1.0])
+    else:
+        q = d.rng.choice([-1.0, 1.0], size=E)
+    return (nonzero(q, 1.0) * d.choice([1e-3, 1.0, 1e3]),), {}
 
 
 SCORE_FORBIDDEN = ("dot_product_scores", "scaled_scores")
@@ -104,5 +90,5 @@ TASKS = (
          forbidden=("cosine_scores",), quiet=True, count=15),
     Task("ch03_dot_product", "norms_and_cosine", reference_split, split_case, SPLIT_MISTAKES,
          forbidden=("cosine_scores",), output_names=("norm_product", "cosine"), count=12),
-    Task("ch03_dot_product", "disagreeing_keys", disagreeing_keys, query_case, verdict=disagreement_problem, count=20),
+    Task("ch03_dot_product", "disagreeing_keys", disagreeing_keys, query_case, verdict=disagreeing_keys_problem, count=20),
 )

@@ -8,26 +8,11 @@ from ..catalogue.applications import (MEAN_MAX_MISTAKES, SHARE_OUTSIDE_MISTAKES,
                                       misleading_values_problem)
 from ..draw import FULL, Draw
 from ..task import Task
+from .ch03_dot_product import query_case
 
 
 def disagreeing_keys(q):
     """The learner's signature, to name the argument: a counterexample has no one answer (see the verdict)."""
-
-
-def query_case(d: Draw):
-    """A query of E = 2 to 64 features (2 and 3 often), of length about 1e-3, 1 or 1e3: random, along one axis
-    (either sign), or with every feature +1 or -1, where no axis is nearly orthogonal to it."""
-    E = d.choice([2, 3, d.size(2, 64), d.size(2, 64)])
-    kind = d.choice(["random", "random", "axis", "signs"])
-    if kind == "random":
-        q = d.normal(E)  # (E,)
-    elif kind == "axis":
-        q = np.eye(E)[d.rng.integers(E)] * d.choice([-1.0, 1.0])
-    else:
-        q = d.rng.choice([-1.0, 1.0], size=E)
-    if not q.any():  # rounded to one decimal, a small draw can vanish: the exercise promises a nonzero query
-        q[0] = 1.0
-    return (q * d.choice([1e-3, 1.0, 1e3]),), {}
 
 
 def share_outside_unit_interval(q, k):
