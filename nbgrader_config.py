@@ -14,7 +14,7 @@ c.CourseDirectory.course_id = "sdpa"
 c.CourseDirectory.root = str(Path(__file__).resolve().parent)
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "exercises"
-# The twelve assignments, one per chapter (nbgrader 0.9 adds each to the gradebook when it is generated).
+# The assignments, one per chapter (nbgrader 0.9 adds each to the gradebook when it is generated).
 ASSIGNMENTS = [chapter.assignment for chapter in CHAPTERS]
 
 # The release keeps the stubs and the visible tests; solution regions become NotImplementedError.

@@ -1,4 +1,4 @@
-"""The twelve chapters: one table shared by notebooks, exercises, quiz and tools."""
+"""The thirteen chapters: one table shared by notebooks, exercises, quiz and tools."""
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -8,7 +8,7 @@ class Chapter(NamedTuple):
     number: int
     slug: str  # notebooks/NN_<slug>.ipynb, solutions/chNN_<slug>/chNN_<slug>.ipynb
     title: str
-    title_zh: str  # the seed's chapter title
+    title_zh: str  # the seed's chapter title (chapter 13's is the course's own)
 
     @property
     def notebook(self) -> str:
@@ -34,6 +34,7 @@ CHAPTERS = (
     Chapter(10, "python_demo", "The Python demo", "Python 演示"),
     Chapter(11, "misconceptions", "Common misconceptions", "常见误区"),
     Chapter(12, "interview", "Interview questions", "面试题"),
+    Chapter(13, "beyond", "Beyond the atom", "注意力之上"),  # not in the seed, which stops at the formula
 )
 
 
@@ -48,5 +49,5 @@ def chapter(key: int | str) -> Chapter:
     for candidate in CHAPTERS:
         if str(key) in (str(candidate.number), f"{candidate.number:02d}", candidate.slug, candidate.assignment):
             return candidate
-    raise KeyError(f"no chapter {key!r}; chapters are 1-12 or one of "
+    raise KeyError(f"no chapter {key!r}; chapters are 1-{len(CHAPTERS)} or one of "
                    f"{', '.join(c.slug for c in CHAPTERS)}")

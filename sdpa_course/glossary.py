@@ -22,7 +22,7 @@ class Term(NamedTuple):
 
 @lru_cache(maxsize=1)
 def load_glossary(path: Path = GLOSSARY_FILE) -> tuple[Term, ...]:
-    """Read and check the glossary: every entry has exactly the four fields and a chapter 1-12.
+    """Read and check the glossary: every entry has exactly the four fields and a chapter of the course.
 
     Raises
     ------

@@ -10,12 +10,17 @@ import numpy as np
 from ._checks import check_mask, check_positive_int
 
 
-def causal_mask(L: int, S: int | None = None) -> np.ndarray:
+ALIGNMENTS = ("top_left", "bottom_right")
+
+
+def causal_mask(L: int, S: int | None = None, *, align: str = "top_left") -> np.ndarray:
     """Lower-triangular mask ``(L, S)``: query ``i`` may attend to keys ``j <= i``.
 
-    Top-left aligned when ``L != S`` (as PyTorch's ``is_causal``): row ``i`` sees keys
-    ``0 .. i``, so with ``L > S`` the last rows see every key and with ``L < S`` the
-    last keys are seen by nobody.
+    Top-left aligned by default when ``L != S`` (as PyTorch's ``is_causal``): row ``i`` sees
+    keys ``0 .. i``, so with ``L > S`` the last rows see every key and with ``L < S`` the
+    last keys are seen by nobody.  ``align="bottom_right"`` (PyTorch's ``causal_lower_right``)
+    makes query ``i`` the token at position ``S - L + i``: what ``L`` new tokens appended
+    after ``S - L`` cached ones need (:func:`~sdpa_lib.decoding.decode_step`).
 
     Examples
     --------
@@ -26,10 +31,64 @@ def causal_mask(L: int, S: int | None = None) -> np.ndarray:
     >>> causal_mask(2, 3).astype(int)
     array([[1, 0, 0],
            [1, 1, 0]])
+    >>> causal_mask(2, 3, align="bottom_right").astype(int)
+    array([[1, 1, 0],
+           [1, 1, 1]])
     """
     L = check_positive_int(L, "L")
     S = L if S is None else check_positive_int(S, "S")
-    return np.tril(np.ones((L, S), dtype=bool))
+    if align not in ALIGNMENTS:
+        raise ValueError(f"align must be 'top_left' or 'bottom_right'; got {align!r}")
+    return np.tril(np.ones((L, S), dtype=bool), k=S - L if align == "bottom_right" else 0)
+
+
+def sliding_window_mask(L: int, S: int, window: int, *, sinks: int = 0) -> np.ndarray:
+    """Causal mask ``(L, S)`` that keeps only the last ``window`` keys: query ``i`` sees ``i - window < j <= i``.
+
+    Top-left aligned like :func:`causal_mask` (row ``i`` is position ``i``); ``window`` counts
+    the query's own key, so ``window=1`` is the diagonal and ``window >= S`` is the causal
+    mask.  ``sinks`` keeps the first ``sinks`` keys visible to every query that has reached
+    them as well (StreamingLLM's attention sinks), whatever the window.
+
+    Examples
+    --------
+    >>> sliding_window_mask(4, 4, 2).astype(int)
+    array([[1, 0, 0, 0],
+           [1, 1, 0, 0],
+           [0, 1, 1, 0],
+           [0, 0, 1, 1]])
+    >>> sliding_window_mask(4, 4, 2, sinks=1)[:, 0].astype(int)
+    array([1, 1, 1, 1])
+    """
+    L, S = check_positive_int(L, "L"), check_positive_int(S, "S")
+    window = check_positive_int(window, "window")
+    if isinstance(sinks, bool) or not isinstance(sinks, (int, np.integer)) or sinks < 0:
+        raise ValueError(f"sinks must be a non-negative integer; got {sinks!r}")
+    causal = causal_mask(L, S)  # j <= i
+    recent = np.triu(np.ones((L, S), dtype=bool), k=1 - window)  # j >= i - window + 1
+    return causal & (recent | (np.arange(S) < sinks))  # (L, S) & ((L, S) | (S,)) -> (L, S)
+
+
+def block_diagonal_mask(lengths) -> np.ndarray:
+    """Mask ``(L, L)`` for sequences packed into one row, ``L = sum(lengths)``: a token sees only its own sequence.
+
+    Packing several short sequences into one row of a batch avoids padding; this mask keeps
+    them apart.  Combine it with :func:`causal_mask` for a decoder:
+    ``combine_masks(block_diagonal_mask(lengths), causal_mask(L))``.
+
+    Examples
+    --------
+    >>> block_diagonal_mask([2, 1]).astype(int)
+    array([[1, 1, 0],
+           [1, 1, 0],
+           [0, 0, 1]])
+    """
+    lengths = np.asarray(lengths)
+    if lengths.ndim != 1 or lengths.size == 0 or lengths.dtype.kind not in "iu" or np.any(lengths < 1):
+        raise ValueError(f"lengths must be a non-empty 1-D sequence of positive integers (one per packed "
+                         f"sequence); got {lengths!r}")
+    segment = np.repeat(np.arange(lengths.size), lengths)  # (L,): which sequence each token belongs to
+    return segment[:, None] == segment[None, :]  # (L, 1) == (1, L) -> (L, L)
 
 
 def padding_mask(lengths, S: int) -> np.ndarray:

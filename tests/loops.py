@@ -265,3 +265,24 @@ def multi_head_loop(mha, x_query, x_kv=None, attn_mask=None, *, is_causal=False,
         mask = attn_mask[..., h, :, :] if per_head else attn_mask
         heads.append(attention_loop(q, k, v, mask, is_causal=is_causal)[0])
     return np.concatenate(heads, axis=-1) @ mha.w_o  # (..., L, H*Dh) @ (H*Dh, D) -> (..., L, D)
+
+
+# ---------------------------------------------------------------- positions and windows
+def rope_loop(x, positions, base: float = 10000.0, *, interleaved: bool = False) -> np.ndarray:
+    """RoPE one pair at a time: pair i is features (i, i + E/2), or (2i, 2i + 1) when ``interleaved``."""
+    x = np.asarray(x, dtype=float)
+    out = np.empty_like(x)
+    E = x.shape[-1]
+    for index in np.ndindex(*x.shape[:-1]):
+        position = float(np.broadcast_to(positions, x.shape[:-1])[index])
+        for i in range(E // 2):
+            a, b = (2 * i, 2 * i + 1) if interleaved else (i, i + E // 2)
+            angle = position * base ** (-2 * i / E)
+            out[index + (a,)] = x[index + (a,)] * math.cos(angle) - x[index + (b,)] * math.sin(angle)
+            out[index + (b,)] = x[index + (a,)] * math.sin(angle) + x[index + (b,)] * math.cos(angle)
+    return out
+
+
+def sliding_window_loop(n_rows: int, n_cols: int, window: int, sinks: int = 0) -> np.ndarray:
+    """Query i sees key j when j <= i and (i - j < window or j < sinks)."""
+    return np.array([[j <= i and (i - j < window or j < sinks) for j in range(n_cols)] for i in range(n_rows)])

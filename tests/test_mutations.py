@@ -44,6 +44,7 @@ EQUIVALENT: dict[str, dict[str, str]] = {
             "the same values in float64 for float32 inputs: the notebook states no dtype rule for it",
     },
     "ch08.masked_attention": {"line 18: sdpa_lib.softmax(scores, axis=-1) -> sdpa_lib.softmax(scores)": DEFAULT_AXIS},
+    "ch13.decode_step": {"line 22: sdpa_lib.softmax(scores, axis=-1) -> sdpa_lib.softmax(scores)": DEFAULT_AXIS},
     "ch09.retrieve": {
         **{f"line 16: {before} -> {after}": "the ranking of a row is the same under any positive scale of its scores"
            for before, after in (

@@ -10,6 +10,7 @@ import yaml
 from sdpa_course.chapters import CHAPTERS
 from sdpa_lib import (MultiHeadAttention, attention_flops, attention_memory_bytes, attention_weights, causal_mask,
                       dot_product_scores, entropy, init_projection, padding_mask, scaled_scores, softmax, split_heads)
+from sdpa_course.lessons.cost import kv_cache_bytes
 from sdpa_course.quiz import BankError, grade, load_bank
 from sdpa_course.quiz.bank import BANK_DIR, load_questions
 
@@ -60,6 +61,7 @@ RECOMPUTE = {
     "ch08-causal-count": lambda: causal_mask(6).sum(),
     "ch08-padding-count": lambda: (~padding_mask([3, 5], 5)).sum(),
     "ch10-demo-weight-total": lambda: seed_demo_weights().sum(),
+    "ch13-llama70b-cache-32k": lambda: kv_cache_bytes(layers=80, kv_heads=8, head_dim=128, tokens=32768) / 2**30,
     "ch10-scale-value": lambda: (scaled_scores(np.ones((1, 64)), np.ones((1, 64)))
                                  / dot_product_scores(np.ones((1, 64)), np.ones((1, 64))))[0, 0],
 }

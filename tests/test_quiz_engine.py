@@ -130,7 +130,7 @@ def test_choose_questions_filters_and_limits():
 
 
 @pytest.mark.parametrize("filters, message", [
-    ({"chapter": 13}, "no chapter 13"),
+    ({"chapter": 14}, "no chapter 14"),
     ({"tag": "nonsense"}, "no question has tag 'nonsense'; tags are: "),
     ({"difficulty": "brutal"}, "difficulty must be one of easy, mid, hard"),
     ({"mock": 0}, "mock must be a positive whole number"),

@@ -36,7 +36,7 @@ def test_check_yourself_by_ids(headless, capsys):
         check_yourself(8, ids=["ch04-sqrt-128"])
 
 
-@pytest.mark.parametrize("args, message", [((13,), "no chapter 13"), ((4, 0), "n must be a positive whole number"),
+@pytest.mark.parametrize("args, message", [((14,), "no chapter 14"), ((4, 0), "n must be a positive whole number"),
                                            ((4, 2, ["nope"]), r"unknown question id\(s\) \['nope'\]")])
 def test_check_yourself_rejects_bad_arguments(headless, args, message):
     with pytest.raises(ValueError, match=message):

@@ -157,6 +157,8 @@ class Comparison:
     reference's; ``quiet`` fails a call that emits a RuntimeWarning.  With a ``verdict``, the
     output is judged by a property instead of the reference: ``verdict(*args, answer)`` says
     what is wrong with it, or returns None (the reference then only names the arguments).
+    An ``invariant(answer, *args, **kwargs)`` is a property checked before the reference comparison
+    (what is wrong, or None).
     """
     reference: Callable
     mistakes: Sequence[Mistake] = ()
@@ -166,6 +168,7 @@ class Comparison:
     keep_dtype: bool = False
     quiet: bool = False
     verdict: Callable | None = None
+    invariant: Callable | None = None
 
     def tolerance(self, args, kwargs) -> tuple[float, float]:
         floats = [np.asarray(v).dtype for v in (*args, *kwargs.values())
@@ -196,6 +199,9 @@ class Comparison:
         if self.verdict is not None:
             problem = self.verdict(*copy.deepcopy(args), outcome.value)
             return Failure("property", str(problem)) if problem else None
+        problem = self.invariant and self.invariant(outcome.value, *copy.deepcopy(args), **copy.deepcopy(kwargs))
+        if problem:
+            return Failure("property", str(problem))
         expected = self.expected(args, kwargs)
         rtol, atol = self.tolerance(args, kwargs)
         try:

@@ -61,7 +61,9 @@ class Task:
     equality; ``keep_dtype`` and ``quiet`` grade the notebook's rules "keep the dtype" and
     "no warning".  A task graded by a property rather than an answer (a counterexample, say)
     gives ``verdict(*args, answer)``, which returns what is wrong or None; its ``reference``
-    is then a function with the student's signature, used to name the arguments.
+    is then a function with the student's signature, used to name the arguments.  A task
+    graded by a reference *and* a property gives ``invariant(answer, *args, **kwargs)`` too: it is
+    checked first (a broken property is the more telling failure), then the reference.
     """
     assignment: str
     name: str
@@ -76,6 +78,7 @@ class Task:
     helpers: Mapping[str, Callable] = field(default_factory=dict)
     count: int = 60
     verdict: Callable | None = None
+    invariant: Callable | None = None
 
     @property
     def chapter(self) -> str:
@@ -86,7 +89,7 @@ class Task:
     def comparison(self) -> Comparison:
         tolerance = 0.0 if self.exact else None
         return Comparison(self.reference, self.mistakes, self.output_names, tolerance, tolerance,
-                          self.keep_dtype, self.quiet, self.verdict)
+                          self.keep_dtype, self.quiet, self.verdict, self.invariant)
 
     def case(self, seed: int, level: int = FULL) -> Case:
         args, kwargs = self.draw(Draw(seed, level))

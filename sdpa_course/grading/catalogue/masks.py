@@ -1,4 +1,4 @@
-"""Named wrong answers for causal and padding masks, masked attention and cross-attention (chapter 8).
+"""Named wrong answers for causal, padding and sliding-window masks, masked attention and cross-attention (chapters 8, 13).
 
 Masks are bool with True = may attend.
 """
@@ -29,6 +29,29 @@ CAUSAL_MASK_MISTAKES = (
             "S is, so np.tril(np.ones((L, S), bool)) with no offset."),
     Mistake("mask sign flipped (True = blocked)", lambda L, S=None: ~np.tril(_ones(L, S)),
             "The convention is True = may attend (as PyTorch SDPA and JAX): the allowed keys j <= i are True."),
+)
+
+def _band(L, S, low, high):
+    """True where ``low <= i - j <= high`` (key j counted back from query i)."""
+    offset = np.arange(L)[:, None] - np.arange(S)[None, :]  # (L, 1) - (1, S) -> (L, S): i - j
+    return (offset >= low) & (offset <= high)
+
+
+SLIDING_WINDOW_MISTAKES = (
+    Mistake("window off by one (window + 1 keys)", lambda L, S, window: _band(L, S, 0, window),
+            "window counts the query's own key: query i sees i - window < j <= i, that is window keys, so "
+            "i - j < window (not <=)."),
+    Mistake("window off by one (window - 1 keys)", lambda L, S, window: _band(L, S, 0, window - 2),
+            "window counts the query's own key: query i sees keys i - window + 1 .. i, window of them."),
+    Mistake("window not causal (looks ahead too)", lambda L, S, window: _band(L, S, 1 - window, window - 1),
+            "A decoder's window lies behind the query: combine the band with the causal mask, j <= i. "
+            "|i - j| < window also lets the query see window - 1 future keys."),
+    Mistake("window without the query itself", lambda L, S, window: _band(L, S, 1, window),
+            "A token attends to itself (j = i) as in every causal mask; the window ends at the query, not before it."),
+    Mistake("window aligned bottom-right", lambda L, S, window: _band(L, S, L - S, L - S + window - 1),
+            "This course aligns masks top-left, like causal_mask: row i is position i whatever S is."),
+    Mistake("mask sign flipped (True = blocked)", lambda L, S, window: ~_band(L, S, 0, window - 1),
+            "The convention is True = may attend: the keys inside the window are True."),
 )
 
 PADDING_MASK_MISTAKES = (
