@@ -7,7 +7,10 @@ it and writes the whole to a temporary file in the same folder, which is fsynced
 over the old one with ``os.replace``.  So a crash or Ctrl-C leaves the old file or the new one,
 never part of one, and two processes updating at once never drop each other's changes.  A
 file that cannot be read as the document expected is renamed ``<name>.corrupt-<timestamp>``
-(its bytes kept for the user to look at), reported once, and the caller starts afresh.
+(its bytes kept for the user to look at), reported once, and the caller starts afresh; but
+only a file this program wrote (it carries ``signature`` near its start, when one is given):
+any other file, a folder, or a file that cannot be read (permissions) raises ``StoreError``
+and nothing is moved.  A path that is a symbolic link is read and written through the link.
 """
 from __future__ import annotations
 
@@ -31,6 +34,10 @@ class StoreError(RuntimeError):
     """The file cannot be opened or written (e.g. a read-only directory); the message names the path."""
 
 
+class RefusedPath(StoreError):
+    """The path is not this program's file (a folder, another file, one it may not read); nothing was changed."""
+
+
 def _fsync_directory(directory: Path) -> None:
     """Make the rename itself durable (POSIX); a no-op where directories cannot be opened."""
     with contextlib.suppress(OSError):
@@ -42,17 +49,33 @@ def _fsync_directory(directory: Path) -> None:
 
 
 class JsonFile:
-    """The file at ``path``, named ``what`` in messages ("the quiz store"); problems go to ``report``."""
+    """The file at ``path``, named ``what`` in messages ("the quiz store"); problems go to ``report``.
 
-    def __init__(self, path: Path, what: str, report: Callable[[str], None]):
-        self.path, self.what, self.report = Path(path), what, report
+    ``signature``: text the program's own writer always puts in the file's first 256 characters
+    (e.g. ``'"format": "sdpa-quiz-store"'``); a file that cannot be parsed and lacks it is refused,
+    never set aside.  ``None`` sets aside every file that cannot be parsed.
+    """
+
+    def __init__(self, path: Path, what: str, report: Callable[[str], None], signature: str | None = None):
+        self.path, self.what, self.report, self.signature = Path(path), what, report, signature
+
+    @property
+    def target(self) -> Path:
+        """The file itself: ``path`` with symbolic links followed, so a write replaces what a link points to."""
+        return Path(os.path.realpath(self.path))
 
     @contextlib.contextmanager
     def locked(self):
         """Hold the file's lock for the block (read, change, write inside it)."""
+        target = self.target
+        if target.is_dir():
+            raise RefusedPath(f"{self.what} {self.path} is a folder, not a file; give a file path such as "
+                              f"{self.path / 'store.json'}")
+        lock_path = target.with_name(target.name + ".lock")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            lock_file = open(self.path.with_name(self.path.name + ".lock"), "a+")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            created = not lock_path.exists()
+            lock_file = open(lock_path, "a+")
         except OSError as error:
             raise StoreError(f"cannot open {self.what} {self.path}: {error}") from None
         with lock_file:
@@ -60,6 +83,11 @@ class JsonFile:
                 fcntl.flock(lock_file, fcntl.LOCK_EX)
             try:
                 yield
+            except RefusedPath:  # not our file: leave nothing of ours beside it
+                if created:
+                    with contextlib.suppress(OSError):
+                        lock_path.unlink()
+                raise
             finally:
                 if fcntl is not None:
                     fcntl.flock(lock_file, fcntl.LOCK_UN)
@@ -69,24 +97,35 @@ class JsonFile:
 
         ``parse`` raises ``ValueError``, ``TypeError`` or ``KeyError`` when the document is not the expected one.
         """
+        target = self.target
         try:
-            text = self.path.read_text(encoding="utf-8")
+            data = target.read_bytes()
         except FileNotFoundError:
             return empty()
-        except (OSError, UnicodeDecodeError) as error:
-            self._set_aside(str(error))
-            return empty()
+        except IsADirectoryError:
+            raise RefusedPath(f"{self.what} {self.path} is a folder, not a file") from None
+        except PermissionError:
+            raise RefusedPath(f"cannot read {self.path}: permission denied") from None
+        except OSError as error:
+            raise RefusedPath(f"cannot read {self.path}: {error.strerror or error}") from None
         try:
-            return parse(json.loads(text))
-        except (ValueError, TypeError, KeyError) as error:
-            self._set_aside(str(error) or type(error).__name__)
+            return parse(json.loads(data.decode("utf-8")))
+        except (ValueError, TypeError, KeyError) as error:  # UnicodeDecodeError is a ValueError
+            problem = str(error) or type(error).__name__
+            if len(problem) > 200:
+                problem = problem[:200] + "…"
+            if self.signature is not None and self.signature not in data[:256].decode("utf-8", "replace"):
+                raise RefusedPath(f"{self.path} does not look like {self.what} ({problem}); it was left "
+                                 f"untouched: choose another path, or move the file away") from None
+            self._set_aside(target, problem)
             return empty()
 
     def write(self, document) -> None:
         """Replace the file with ``document`` (temporary file, fsync, ``os.replace``); ``StoreError`` if it can't."""
         text = json.dumps(document, ensure_ascii=False, indent=1)
+        target = self.target
         try:
-            handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
+            handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
         except OSError as error:
             raise StoreError(f"cannot write {self.what} {self.path}: {error}") from None
         try:
@@ -94,8 +133,8 @@ class JsonFile:
                 file.write(text)
                 file.flush()
                 os.fsync(file.fileno())
-            os.replace(temporary, self.path)
-            _fsync_directory(self.path.parent)
+            os.replace(temporary, target)
+            _fsync_directory(target.parent)
         except BaseException as error:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
@@ -103,10 +142,10 @@ class JsonFile:
                 raise StoreError(f"cannot write {self.what} {self.path}: {error}") from None
             raise
 
-    def _set_aside(self, problem: str) -> None:
-        backup = self.path.with_name(f"{self.path.name}.corrupt-{datetime.now():%Y%m%d-%H%M%S-%f}")
+    def _set_aside(self, target: Path, problem: str) -> None:
+        backup = target.with_name(f"{target.name}.corrupt-{datetime.now():%Y%m%d-%H%M%S-%f}")
         try:
-            os.replace(self.path, backup)
+            os.replace(target, backup)
         except OSError as error:
             raise StoreError(f"{self.what} {self.path} is unreadable ({problem}) and could not be "
                              f"moved aside ({error}); move or delete it by hand") from None

@@ -109,7 +109,7 @@ def test_bad_options_give_a_clear_error(tmp_path, args, message):
 
 
 def test_corrupt_store_is_reported_and_the_quiz_goes_on(tmp_path):
-    (tmp_path / "quiz.json").write_text("{ this is not json")
+    (tmp_path / "quiz.json").write_text('{\n "format": "sdpa-quiz-store",\n "answers": [ this is not json')
     result = quiz(tmp_path, "--chapter", "1", "--limit", "1", "--seed", "0",
                   stdin=answers(0, chapter=1, limit=1)[0] + "\n")
     assert "could not be read" in result.stderr and "corrupt-" in result.stderr

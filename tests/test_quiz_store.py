@@ -99,10 +99,12 @@ def test_crash_during_write_keeps_earlier_answers(store, monkeypatch):
     assert sorted(p.name for p in store.path.parent.iterdir()) == ["quiz.json", "quiz.json.lock"]
 
 
-@pytest.mark.parametrize("content", ["{not json", '["a list"]', b"\xff\xfe binary",
-                                     '{"format": "sdpa-quiz-store", "answers": [{"id": 1}]}'])
+@pytest.mark.parametrize("content", ['{\n "format": "sdpa-quiz-store",\n "version": 1,\n "answers": [\n  {',
+                                     b'{\n "format": "sdpa-quiz-store",\n "answers": \xff\xfe',
+                                     '{"format": "sdpa-quiz-store", "answers": 3}'])
 def test_corrupt_store_is_kept_aside_and_reported(store, content):
-    """A damaged file is renamed to .corrupt-<time>, reported, and the quiz goes on with a fresh store."""
+    """A damaged store file (one the quiz wrote) is renamed to .corrupt-<time>, reported, and the quiz goes on
+    with a fresh store.  A file the quiz did not write is refused instead (tests/test_quiz_defects.py)."""
     write = store.path.write_bytes if isinstance(content, bytes) else store.path.write_text
     write(content)
     store.record("q1", False, "A")

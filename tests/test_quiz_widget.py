@@ -114,11 +114,24 @@ def test_quiz_runner_walks_through_and_scores_by_chapter(live):
 
 
 def test_mock_runner_stops_when_time_is_up(live):
-    ticks = iter([0.0, 0.0, 200.0])
+    """The questions not reached still count in the total, as wrong."""
+    ticks = iter([0.0, 0.0, 100.0, 200.0])
     runner = QuizRunner(select(chapter=4)[:3], live, None, time_limit=180, clock=lambda: next(ticks))
-    answer_right(runner.card)
+    assert answer_right(runner.card) is True
     runner.next()
-    assert "Time is up" in runner.summary.value and "1/1" in runner.summary.value
+    assert "Time is up" in runner.summary.value and "1/3" in runner.summary.value
+    assert "2 unanswered" in runner.summary.value
+
+
+def test_mock_runner_late_answer_counts_wrong(live):
+    """An answer at 189 s of 180 s is recorded as late and wrong, whatever it was."""
+    ticks = iter([0.0, 0.0, 189.0, 189.0])
+    runner = QuizRunner(select(chapter=4)[:3], live, None, time_limit=180, clock=lambda: next(ticks))
+    assert answer_right(runner.card) is False and "Too late (late: 189 s of 180 s)" in runner.card.feedback.value
+    answer, = live.answers()
+    assert answer["correct"] is False and answer["chosen"].endswith("(late: 189 s of 180 s)")
+    runner.next()
+    assert "0/3" in runner.summary.value and "2 unanswered" in runner.summary.value
 
 
 def test_quiz_widget_modes(headless, tmp_path, capsys):

@@ -10,23 +10,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import signal
 import sys
 import time
-from datetime import date, datetime
 from typing import Callable
 
 import numpy as np
 
 from .engine import (AnswerError, Presented, QuizSession, answer_hint, describe, feedback, format_question,
-                     parse_answer)
-from .modes import MOCK_SECONDS_PER_QUESTION, NothingToAsk, choose_questions
+                     late_feedback, parse_answer)
+from .modes import MOCK_SECONDS_PER_QUESTION, NothingToAsk, book_in_bank, choose_questions
 from .schema import DIFFICULTIES
-from .store import STORE_ENV, AnswerStore, StoreError
+from .store import STORE_ENV, TODAY_ENV, AnswerStore, StoreError, today_clock  # noqa: F401 (re-exported)
 
-TODAY_ENV = "SDPA_QUIZ_TODAY"  # pretend today is this ISO date: try the schedule, test it
 QUIT_WORDS = {"q", "quit", "exit"}
+NOT_READABLE = "  That line was not readable (it is not UTF-8 text); type it again."
 
 
 class StopQuiz(Exception):
@@ -41,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tag", help="topic tag, e.g. masks, multi-head, complexity")
     parser.add_argument("--difficulty", choices=DIFFICULTIES)
     parser.add_argument("--mock", type=int, metavar="N",
-                        help=f"timed mock interview: N random questions, {MOCK_SECONDS_PER_QUESTION} s each")
+                        help=f"timed mock interview: N random questions (filters apply), {MOCK_SECONDS_PER_QUESTION} s each; "
+                        "a late answer counts as wrong")
     parser.add_argument("--review", action="store_true", help="ask the wrong-answer book, due questions first")
     parser.add_argument("--limit", type=int, metavar="N", help="ask at most N questions")
     parser.add_argument("--store", help=f"answer file (default: ${STORE_ENV} or the user data directory)")
@@ -49,28 +48,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def today_clock() -> Callable[[], datetime]:
-    """The store's clock: now, or ``$SDPA_QUIZ_TODAY`` at the current time of day."""
-    pretend = os.environ.get(TODAY_ENV)
-    if not pretend:
-        return lambda: datetime.now().astimezone()
-    try:
-        day = date.fromisoformat(pretend)
-    except ValueError:
-        raise SystemExit(f"sdpa-quiz: error: {TODAY_ENV}={pretend!r} is not a date like 2026-01-31") from None
-    return lambda: datetime.combine(day, datetime.now().time()).astimezone()
-
-
 def ask_line(prompt: str, read: Callable[[str], str]) -> str:
-    """One line of input; ``StopQuiz`` on end of input or a quit word."""
-    try:
-        line = read(prompt)
-    except EOFError:
-        print("\nEnd of input: stopping the quiz.")
-        raise StopQuiz from None
-    if line.strip().lower() in QUIT_WORDS:
-        raise StopQuiz
-    return line
+    """One line of input; ``StopQuiz`` on end of input or a quit word; a line that is not text is asked again."""
+    while True:
+        try:
+            line = read(prompt)
+        except EOFError:
+            print("\nEnd of input: stopping the quiz.")
+            raise StopQuiz from None
+        except UnicodeDecodeError:  # stdin could not be made tolerant (see main)
+            print(NOT_READABLE)
+            continue
+        if any("\udc80" <= character <= "\udcff" for character in line):  # bytes kept by surrogateescape
+            print(NOT_READABLE)
+            continue
+        if line.strip().lower() in QUIT_WORDS:
+            raise StopQuiz
+        return line
 
 
 def ask_answer(presented: Presented, read: Callable[[str], str]):
@@ -104,12 +98,13 @@ class Recorder:
     def __init__(self, store: AnswerStore):
         self.store, self.saved, self.failed = store, 0, False
 
-    def __call__(self, presented: Presented, answer, correct: bool) -> None:
+    def __call__(self, presented: Presented, answer, correct: bool, late: str | None = None) -> None:
         if self.failed:
             return
+        chosen = describe(presented, answer) + (f" ({late})" if late else "")
         try:
             with interrupts_deferred():
-                self.store.record(presented.question.id, correct, describe(presented, answer))
+                self.store.record(presented.question.id, correct, chosen)
                 self.saved += 1
         except StoreError as error:
             self.failed = True
@@ -118,29 +113,45 @@ class Recorder:
 
 def run_quiz(session: QuizSession, record: Callable, *, read: Callable[[str], str] = input,
              time_limit: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
-    """Ask every question of ``session``, saving each answer with ``record``; stops on q, EOF or time."""
+    """Ask every question of ``session``, saving each answer with ``record``; stops on q, EOF or time.
+
+    With ``time_limit`` (a mock interview) an answer given after the limit is recorded as late
+    and wrong (``record(presented, answer, False, "late: ...")``), and the questions left
+    unanswered count as wrong in the session's total.
+    """
     started = clock()
-    for number in range(1, len(session.items) + 1):
-        presented = session.current
-        print(f"\n{format_question(presented, number)}")
-        try:
-            answer = ask_answer(presented, read)
-        except StopQuiz:
-            return
-        correct = session.submit(answer)
-        record(presented, answer, correct)
-        print(feedback(presented, answer))
-        if time_limit is not None:
-            elapsed = clock() - started
-            print(f"[{elapsed:.0f} s of {time_limit:.0f} s used]")
-            if elapsed > time_limit and not session.done:
-                print("Time is up: the mock interview ends here.")
+    try:
+        for number in range(1, len(session.items) + 1):
+            presented = session.current
+            print(f"\n{format_question(presented, number)}")
+            try:
+                answer = ask_answer(presented, read)
+            except StopQuiz:
                 return
+            elapsed = clock() - started if time_limit is not None else None
+            if elapsed is not None and elapsed > time_limit:
+                late = f"late: {elapsed:.0f} s of {time_limit:.0f} s"
+                session.record(False)
+                record(presented, answer, False, late)
+                print(late_feedback(presented, late))
+            else:
+                record(presented, answer, session.submit(answer))
+                print(feedback(presented, answer))
+            if elapsed is not None:
+                print(f"[{elapsed:.0f} s of {time_limit:.0f} s used]")
+                if elapsed > time_limit and not session.done:
+                    print("Time is up: the mock interview ends here.")
+                    return
+    finally:
+        if time_limit is not None:
+            session.close()
 
 
 def book_status(store: AnswerStore) -> str:
-    book = store.book()
-    due = store.due()
+    """The book's size and what is due today, over the questions still in the bank (as ``--review`` asks)."""
+    book = book_in_bank(store)[0]
+    today = store.clock().date()
+    due = [entry for entry in book if entry.due <= today]
     return (f"Wrong-answer book: {len(book)} question(s), {len(due)} due today"
             + (" (sdpa-quiz --review to practise them)." if due else "."))
 
@@ -148,6 +159,8 @@ def book_status(store: AnswerStore) -> str:
 def main(argv=None) -> int:
     """Entry point of ``sdpa-quiz``; returns the exit status (0, 2 for bad options, 130 after Ctrl-C)."""
     args = build_parser().parse_args(argv)
+    with contextlib.suppress(AttributeError, ValueError):  # a stray non-UTF-8 byte must not end the quiz
+        sys.stdin.reconfigure(errors="surrogateescape")
     try:
         return quiz(args)
     except KeyboardInterrupt:  # before or after the questions: nothing unsaved to lose
@@ -156,9 +169,13 @@ def main(argv=None) -> int:
 
 
 def quiz(args: argparse.Namespace) -> int:
-    store = AnswerStore(args.store, clock=today_clock(), report=lambda message: print(message, file=sys.stderr))
     rng = np.random.default_rng(args.seed)
     try:
+        store = AnswerStore(args.store, clock=today_clock(), report=lambda message: print(message, file=sys.stderr))
+        stale = book_in_bank(store)[1]  # reads the store now: a path that is not a store stops here
+        if stale:
+            print(f"Note: {stale} answer(s) are for questions no longer in the bank; they are left out.",
+                  file=sys.stderr)
         questions = choose_questions(chapter=args.chapter, tag=args.tag, difficulty=args.difficulty,
                                      mock=args.mock, review=args.review, store=store, rng=rng, limit=args.limit)
     except NothingToAsk as message:

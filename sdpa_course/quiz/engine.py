@@ -17,6 +17,7 @@ from ..chapters import chapter as find_chapter
 from .schema import Question
 
 LETTERS = string.ascii_uppercase
+ECHO_LIMIT = 200  # characters of a typed line shown back in a message
 TRUE_WORDS = {"t", "true", "y", "yes", "1"}
 FALSE_WORDS = {"f", "false", "n", "no", "0"}
 
@@ -69,13 +70,23 @@ def format_question(presented: Presented, number: int | None = None) -> str:
     return "\n".join(lines)
 
 
+def shown(text: str) -> str:
+    """``text`` stripped and quoted for a message, cut to ``ECHO_LIMIT`` characters with "…"."""
+    text = text.strip()
+    return repr(text if len(text) <= ECHO_LIMIT else text[:ECHO_LIMIT] + "…")
+
+
 def _parse_letters(presented: Presented, text: str) -> frozenset[int]:
     letters = re.sub(r"[\s,;/]+", "", text).upper()
+    if not letters:
+        raise AnswerError(f"no option chosen in {shown(text)}; answer with {answer_hint(presented)}")
     unknown = sorted(set(letters) - set(presented.labels))
     if unknown:
-        raise AnswerError(f"{', '.join(unknown)} is not an option; answer with {answer_hint(presented)}")
+        listed = ", ".join(unknown)
+        listed = listed if len(listed) <= ECHO_LIMIT else listed[:ECHO_LIMIT] + "…"
+        raise AnswerError(f"{listed} is not an option; answer with {answer_hint(presented)}")
     if len(set(letters)) != len(letters):
-        raise AnswerError(f"a letter is repeated in {text.strip()!r}; give each option once")
+        raise AnswerError(f"a letter is repeated in {shown(text)}; give each option once")
     return frozenset(presented.order[LETTERS.index(letter)] for letter in letters)
 
 
@@ -85,7 +96,7 @@ def _parse_yes_no(text: str, hint: str) -> bool:
         return True
     if word in FALSE_WORDS:
         return False
-    raise AnswerError(f"{text.strip()!r} is not understood; answer with {hint}")
+    raise AnswerError(f"{shown(text)} is not understood; answer with {hint}")
 
 
 def parse_answer(presented: Presented, text: str):
@@ -109,9 +120,9 @@ def parse_answer(presented: Presented, text: str):
         try:
             value = float(text.strip().replace("_", ""))
         except ValueError:
-            raise AnswerError(f"{text.strip()!r} is not a number; type e.g. 11.31 or 6.4e1") from None
+            raise AnswerError(f"{shown(text)} is not a number; type e.g. 11.31 or 6.4e1") from None
         if not np.isfinite(value):
-            raise AnswerError(f"{text.strip()!r} is not a finite number")
+            raise AnswerError(f"{shown(text)} is not a finite number")
         return value
     return _parse_yes_no(text, answer_hint(presented))
 
@@ -163,12 +174,19 @@ def feedback(presented: Presented, answer) -> str:
     return f"{verdict}\nAnswer: {right_answer(presented)}\nWhy: {q.explanation}"
 
 
+def late_feedback(presented: Presented, late: str) -> str:
+    """Feedback for an answer given after a mock interview's time: wrong whatever it was, then the answer."""
+    return (f"Too late ({late}): this answer counts as wrong.\nAnswer: {right_answer(presented)}\n"
+            f"Why: {presented.question.explanation}")
+
+
 @dataclass
 class QuizSession:
     """A run through a list of presented questions, keeping the score by chapter."""
     items: list[Presented]
     position: int = 0
     results: list[tuple[Question, bool]] = field(default_factory=list)
+    unanswered: int = 0  # questions closed without an answer (a mock interview's), counted as wrong
 
     @classmethod
     def start(cls, questions, rng: np.random.Generator | None = None) -> "QuizSession":
@@ -194,6 +212,14 @@ class QuizSession:
         self.position += 1
         return bool(correct)
 
+    def close(self) -> int:
+        """Count every question not yet answered as wrong (a mock interview's total is every question)."""
+        closed = len(self.items) - self.position
+        while not self.done:
+            self.record(False)
+        self.unanswered += closed
+        return closed
+
     def score_by_chapter(self) -> dict[int, tuple[int, int]]:
         """``{chapter: (right, asked)}`` over the answered questions, chapters in order."""
         score: dict[int, list[int]] = {}
@@ -210,4 +236,5 @@ class QuizSession:
         rows = [f"  ch{number:02d} {find_chapter(number).title:<45} {right}/{asked}"
                 for number, (right, asked) in self.score_by_chapter().items()]
         right = sum(correct for _, correct in self.results)
-        return "\n".join(["Score by chapter:", *rows, f"  total{'':<46}{right}/{len(self.results)}"])
+        unanswered = [f"  ({self.unanswered} unanswered, counted as wrong)"] if self.unanswered else []
+        return "\n".join(["Score by chapter:", *rows, f"  total{'':<46}{right}/{len(self.results)}", *unanswered])

@@ -12,9 +12,15 @@ time and day).  The book is derived from it with a two-box Leitner schedule:
 Every answer is written at once, and the file is one JSON document kept as
 :mod:`~sdpa_course.json_file` keeps it: under an exclusive lock the file is read again, the
 answer appended and the whole replaced atomically.  So a crash or Ctrl-C loses no earlier
-answer, and two quizzes running at once never drop each other's answers.  A file that cannot
-be read as a store is renamed ``<name>.corrupt-<timestamp>``, reported, and a fresh store is
-started.
+answer, and two quizzes running at once never drop each other's answers.  A store file the
+quiz wrote that cannot be read as one is renamed ``<name>.corrupt-<timestamp>``, reported,
+and a fresh store is started; any other file (a folder, README.md, a file without read
+permission) raises :class:`StoreError` and is left alone.  A row whose fields have the wrong
+types (an id that is not a string, ``"correct": "false"``) is skipped, with one warning, and
+kept in the file.
+
+The day of an answer comes from :func:`today_clock`, the one clock of the terminal and the
+notebook: now, or ``$SDPA_QUIZ_TODAY`` (an ISO date) at the current time of day.
 """
 from __future__ import annotations
 
@@ -27,10 +33,29 @@ from typing import Callable
 from ..json_file import JsonFile, StoreError
 
 STORE_ENV = "SDPA_QUIZ_STORE"
+TODAY_ENV = "SDPA_QUIZ_TODAY"  # pretend today is this ISO date: try the schedule, test it
 FORMAT = "sdpa-quiz-store"
 VERSION = 1
+SIGNATURE = f'"format": "{FORMAT}"'  # how json.dumps(..., indent=1) starts every store this module writes
+FIELDS = {"id": str, "correct": bool, "chosen": str, "time": str, "day": str}  # an answer row's fields
 
-__all__ = ["STORE_ENV", "AnswerStore", "BookEntry", "StoreError", "default_store_path"]
+__all__ = ["STORE_ENV", "TODAY_ENV", "AnswerStore", "BookEntry", "StoreError", "default_store_path",
+           "today_clock"]
+
+
+def today_clock() -> Callable[[], datetime]:
+    """The quiz's clock (terminal and notebook): now, or ``$SDPA_QUIZ_TODAY`` at the current time of day.
+
+    Raises ``ValueError`` when ``$SDPA_QUIZ_TODAY`` is not an ISO date.
+    """
+    pretend = os.environ.get(TODAY_ENV)
+    if not pretend:
+        return lambda: datetime.now().astimezone()
+    try:
+        day = date.fromisoformat(pretend)
+    except ValueError:
+        raise ValueError(f"{TODAY_ENV}={pretend!r} is not a date like 2026-01-31") from None
+    return lambda: datetime.combine(day, datetime.now().time()).astimezone()
 
 
 def default_store_path() -> Path:
@@ -70,17 +95,30 @@ def _leitner(answers: list[dict]) -> dict[str, BookEntry]:
     return book
 
 
-def _check_document(document) -> list[dict]:
-    """The answers of a parsed store file; ``ValueError`` if it is not one."""
+def _check_document(document) -> list:
+    """The answer rows of a parsed store file, valid or not; ``ValueError`` if it is not a store."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f"not a {FORMAT} file")
     answers = document.get("answers")
-    keys = {"id", "correct", "chosen", "time", "day"}
-    if not isinstance(answers, list) or not all(isinstance(a, dict) and keys <= set(a) for a in answers):
+    if not isinstance(answers, list):
         raise ValueError("'answers' must be a list of {id, correct, chosen, time, day}")
-    for answer in answers:
-        date.fromisoformat(answer["day"])
     return answers
+
+
+def _row_problem(row) -> str | None:
+    """Why ``row`` is not a valid answer (None if it is one)."""
+    if not isinstance(row, dict):
+        return f"a row is {type(row).__name__}, not an object"
+    for name, kind in FIELDS.items():
+        if name not in row:
+            return f"no {name!r}"
+        if not isinstance(row[name], kind):
+            return f"{name!r} is {type(row[name]).__name__}, not {kind.__name__}"
+    try:
+        date.fromisoformat(row["day"])
+    except ValueError:
+        return "'day' is not an ISO date"
+    return None
 
 
 class AnswerStore:
@@ -91,7 +129,7 @@ class AnswerStore:
     path : path-like, optional
         The store file; default :func:`default_store_path`.
     clock : callable returning an aware ``datetime``, optional
-        "Now"; tests inject a fixed day to exercise the schedule.
+        "Now"; default :func:`today_clock`.  Tests inject a fixed day to exercise the schedule.
     report : callable taking a message, optional
         Where problems (a corrupt file set aside) are reported; default: print.
     """
@@ -99,14 +137,30 @@ class AnswerStore:
     def __init__(self, path=None, *, clock: Callable[[], datetime] | None = None,
                  report: Callable[[str], None] = print):
         self.path = Path(path).expanduser() if path is not None else default_store_path()
-        self.clock = clock or (lambda: datetime.now().astimezone())
+        self.clock = clock or today_clock()
         self.report = report
-        self.file = JsonFile(self.path, "the quiz store", report)
+        self.file = JsonFile(self.path, "the quiz store", report, signature=SIGNATURE)
+        self._warned: set[str] = set()
 
     def answers(self) -> list[dict]:
-        """Every answer recorded so far, oldest first."""
+        """Every valid answer recorded so far, oldest first; invalid rows are skipped, warned about once."""
         with self.file.locked():
-            return self.file.read(_check_document, list)
+            rows = self.file.read(_check_document, list)
+        problems: dict[str, int] = {}
+        valid = []
+        for row in rows:
+            problem = _row_problem(row)
+            if problem is None:
+                valid.append(row)
+            else:
+                problems[problem] = problems.get(problem, 0) + 1
+        if problems:
+            why = "; ".join(f"{problem} ({count})" for problem, count in problems.items())
+            warning = f"{sum(problems.values())} answer row(s) in {self.path} skipped as invalid: {why}"
+            if warning not in self._warned:
+                self._warned.add(warning)
+                self.report(f"Warning: {warning}.")
+        return valid
 
     def record(self, question_id: str, correct: bool, chosen: str) -> None:
         """Append one answer to the file now (read, append and replace under the lock)."""

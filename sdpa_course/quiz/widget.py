@@ -17,7 +17,7 @@ from ..chapters import chapter as find_chapter
 from ..widgets import is_headless
 from .bank import select
 from .engine import (AnswerError, Presented, QuizSession, describe, feedback, format_question, grade,
-                     parse_answer, present)
+                     late_feedback, parse_answer, present)
 from .modes import MOCK_SECONDS_PER_QUESTION, NothingToAsk, choose_questions
 from .schema import Question
 from .store import AnswerStore, StoreError
@@ -40,14 +40,17 @@ def print_questions(title: str, questions: list[Question]) -> None:
 class QuestionCard:
     """One question as a widget card: an input, a Check button and the explanation.
 
-    ``on_answer(question, correct)`` is called once the question is answered.
+    ``on_answer(question, correct)`` is called once the question is answered.  ``late()``, if
+    given, says whether an answer now is too late (a mock interview's clock): it returns a note
+    like ``"late: 189 s of 180 s"`` and the answer is then recorded as late and wrong, or None.
     """
 
     def __init__(self, presented: Presented, store: AnswerStore | None,
-                 on_answer: Callable[[Question, bool], None] | None = None):
+                 on_answer: Callable[[Question, bool], None] | None = None,
+                 late: Callable[[], str | None] | None = None):
         import ipywidgets as widgets
 
-        self.presented, self.store, self.on_answer = presented, store, on_answer
+        self.presented, self.store, self.on_answer, self.late = presented, store, on_answer, late
         self.answered = False
         question = presented.question
         self.prompt = widgets.HTML(f"<b>{_as_html(question.prompt)}</b>")
@@ -119,9 +122,10 @@ class QuestionCard:
 
     def _finish(self, answer) -> bool:
         question = self.presented.question
-        correct = grade(question, answer)
+        late = self.late() if self.late is not None else None
+        correct = grade(question, answer) and late is None
         self.answered = True
-        text = feedback(self.presented, answer)
+        text = feedback(self.presented, answer) if late is None else late_feedback(self.presented, late)
         if question.type == "open":
             text = f"Model answer: {question.model_answer}\n{text}"
         self.feedback.value = f"<div style='white-space: normal'>{_as_html(text)}</div>"
@@ -129,7 +133,7 @@ class QuestionCard:
             control.disabled = True
         if hasattr(self, "check_button"):
             self.check_button.disabled = True
-        self._record(correct, describe(self.presented, answer))
+        self._record(correct, describe(self.presented, answer) + (f" ({late})" if late else ""))
         if self.on_answer is not None:
             self.on_answer(question, correct)
         return correct
@@ -223,8 +227,14 @@ class QuizRunner:
     def time_is_up(self) -> bool:
         return self.time_limit is not None and self.clock() - self.started > self.time_limit
 
+    def _late(self) -> str | None:
+        """A note if an answer now comes after the mock interview's time, else None."""
+        elapsed = self.clock() - self.started
+        return f"late: {elapsed:.0f} s of {self.time_limit:.0f} s" if elapsed > self.time_limit else None
+
     def _show_current(self) -> None:
-        self.card = QuestionCard(self.session.current, self.store, self._answered)
+        self.card = QuestionCard(self.session.current, self.store, self._answered,
+                                 self._late if self.time_limit is not None else None)
         self.slot.children = [self.card.box]
         self.next_button.disabled = True
         elapsed = self.clock() - self.started
@@ -242,6 +252,8 @@ class QuizRunner:
         if self.session.done or time_is_up:
             self.next_button.disabled = True
             over = "Time is up. " if time_is_up and not self.session.done else ""
+            if self.time_limit is not None:  # a mock interview: every question counts in the total
+                self.session.close()
             self.summary.value = f"<pre>{html.escape(over + self.session.summary())}</pre>"
             return
         self._show_current()
