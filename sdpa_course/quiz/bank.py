@@ -27,13 +27,14 @@ def load_bank_file(path: Path) -> list[Question]:
 
 
 def load_questions(directory: Path = BANK_DIR) -> tuple[Question, ...]:
-    """Every question of every bank file in ``directory``, in chapter order; ids must be unique."""
+    """Every question of every bank file in ``directory``, in chapter order; ids (current and former) must be unique."""
     questions, seen = [], {}
     for path in sorted(directory.glob("*.yaml")):
         for question in load_bank_file(path):
-            if question.id in seen:
-                raise BankError(f"{path.name}: question id {question.id!r} is already used in {seen[question.id]}")
-            seen[question.id] = path.name
+            for qid in (question.id, *question.formerly):
+                if qid in seen:
+                    raise BankError(f"{path.name}: question id {qid!r} is already used in {seen[qid]}")
+                seen[qid] = path.name
             questions.append(question)
     return tuple(questions)
 

@@ -171,7 +171,16 @@ def feedback(presented: Presented, answer) -> str:
         verdict = "Marked as known." if answer else "Marked as missed: it goes into the wrong-answer book."
         return f"{verdict}\nWhy: {q.explanation}"
     verdict = "Right." if grade(q, answer) else f"Wrong: you answered {describe(presented, answer)}."
-    return f"{verdict}\nAnswer: {right_answer(presented)}\nWhy: {q.explanation}"
+    return f"{verdict}\nAnswer: {right_answer(presented)}\nWhy: {q.explanation}{_why_not(presented, answer)}"
+
+
+def _why_not(presented: Presented, answer) -> str:
+    """For each wrong option chosen, the mistake it stands for (its ``why``), one line each."""
+    q = presented.question
+    if q.type not in ("single", "multiple"):
+        return ""
+    wrong = sorted(i for i in answer if not q.options[i].correct and q.options[i].why)
+    return "".join(f"\nNot {presented.letter_of(i)}: {q.options[i].why}" for i in wrong)
 
 
 def late_feedback(presented: Presented, late: str) -> str:

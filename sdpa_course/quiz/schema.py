@@ -7,14 +7,19 @@ rest depends on the type:
 =============  ==============================================================
 type           answer fields
 =============  ==============================================================
-single         ``options``: list of ``{text, correct}``, exactly one correct
-multiple       ``options``: list of ``{text, correct}``, at least one correct
+single         ``options``: list of ``{text, correct, why}``, exactly one correct
+multiple       ``options``: list of ``{text, correct, why}``, at least one correct
 true_false     ``answer``: true or false
 numeric        ``answer``: a number, ``tolerance``: absolute, >= 0
 open           ``model_answer``: text (the learner grades themself)
 =============  ==============================================================
 
-Optional: ``zh`` (the Chinese original, for questions taken from the seed) and ``source``.
+An option's ``why`` says, for a wrong option, which real mistake it is and why it fails
+(shown to a learner who picks it); a right option has none.
+
+Optional: ``zh`` (the Chinese original, for questions taken from the seed), ``source``, and
+``formerly``: the ids the question had before (a list), so that a renamed question keeps the
+learner's history.
 """
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ from ..chapters import CHAPTERS
 
 TYPES = ("single", "multiple", "true_false", "numeric", "open")
 DIFFICULTIES = ("easy", "mid", "hard")
-COMMON_FIELDS = {"id", "type", "difficulty", "tags", "prompt", "explanation", "zh", "source"}
+COMMON_FIELDS = {"id", "type", "difficulty", "tags", "prompt", "explanation", "zh", "source", "formerly"}
 TYPE_FIELDS = {
     "single": {"options"},
     "multiple": {"options"},
@@ -43,6 +48,7 @@ class BankError(ValueError):
 class Option:
     text: str
     correct: bool
+    why: str = ""  # for a wrong option: the mistake it stands for and why it is wrong
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,7 @@ class Question:
     model_answer: str = ""
     zh: str = ""
     source: str = ""
+    formerly: tuple[str, ...] = ()  # earlier ids of this question, whose answers are its own
 
     @property
     def correct_options(self) -> frozenset[int]:
@@ -91,12 +98,15 @@ def _options(raw: dict, kind: str, where: str) -> tuple[Option, ...]:
         _fail(where, f"'options' must be a list of at least 2 {{text, correct}} entries; got {options!r}")
     parsed = []
     for number, option in enumerate(options, 1):
-        if not isinstance(option, dict) or set(option) - {"text", "correct"}:
-            _fail(where, f"option {number} must be a mapping with keys text and correct; got {option!r}")
+        if not isinstance(option, dict) or set(option) - {"text", "correct", "why"}:
+            _fail(where, f"option {number} must be a mapping with keys text, correct and why; got {option!r}")
         correct = option.get("correct", False)
         if not isinstance(correct, bool):
             _fail(where, f"option {number}: 'correct' must be true or false; got {correct!r}")
-        parsed.append(Option(_text(option, "text", f"{where} option {number}"), correct))
+        why = _optional_text(option, "why", f"{where} option {number}")
+        if correct and why:
+            _fail(where, f"option {number} is correct: its reasons belong in the explanation, not in 'why'")
+        parsed.append(Option(_text(option, "text", f"{where} option {number}"), correct, why))
     if len({option.text for option in parsed}) != len(parsed):
         _fail(where, "two options have the same text")
     n_correct = sum(option.correct for option in parsed)
@@ -136,6 +146,13 @@ def _tags(raw: dict, where: str) -> tuple[str, ...]:
     return tuple(tag.strip().lower() for tag in tags)
 
 
+def _formerly(raw: dict, where: str) -> tuple[str, ...]:
+    ids = raw.get("formerly", [])
+    if not isinstance(ids, list) or not all(isinstance(i, str) and i.strip() for i in ids):
+        _fail(where, f"'formerly' must be a list of earlier ids (strings); got {ids!r}")
+    return tuple(i.strip() for i in ids)
+
+
 def parse_question(raw, chapter: int, source: str) -> Question:
     """Check one raw entry of a bank file and build its :class:`Question`.
 
@@ -160,6 +177,7 @@ def parse_question(raw, chapter: int, source: str) -> Question:
         id=qid, chapter=chapter, type=kind, difficulty=raw["difficulty"], tags=_tags(raw, where),
         prompt=_text(raw, "prompt", where), explanation=_text(raw, "explanation", where),
         zh=_optional_text(raw, "zh", where), source=_optional_text(raw, "source", where),
+        formerly=_formerly(raw, where),
         **_answer_fields(raw, kind, where))
 
 
