@@ -324,7 +324,8 @@ def wrong_answer_book() -> str:
     try:
         from .quiz.store import AnswerStore
         store = AnswerStore()
-        return f"quiz wrong-answer book: {len(store.book())} question(s), {len(store.due())} due today"
+        return (f"quiz: {len(store.book())} question(s) in the wrong-answer book, {len(store.due())} due for review "
+                f"now (sdpa-quiz --stats)")
     except Exception as error:  # the quiz is optional here: say why it is missing, don't fail the overview
         return f"quiz wrong-answer book: unavailable ({type(error).__name__})"
 

@@ -121,7 +121,7 @@ def test_progress_shows_what_is_left_the_last_score_and_the_book(learner, checke
     assert f"{points_of(f'test_{SOLVED}'):g}/{total_points():g} on " in row
     assert "to write: softmax_jacobian, softmax_backward" in row
     assert "no exercises yet" in next(line for line in done.stdout.splitlines() if line.startswith(" 1 "))
-    assert "quiz wrong-answer book: 1 question(s)" in done.stdout
+    assert "quiz: 1 question(s) in the wrong-answer book, 1 due for review now" in done.stdout
 
 
 def test_check_rejects_an_unknown_chapter(learner):

@@ -78,24 +78,27 @@ def test_wrong_answers_fill_the_book_and_review_asks_them(tmp_path):
     assert saved(tmp_path) == []
     wrong = "\n".join(answers(0, right=False, tag="gqa")) + "\n"
     first = quiz(tmp_path, "--tag", "gqa", "--seed", "0", stdin=wrong)
-    assert "Wrong-answer book: 2 question(s), 2 due today" in first.stdout
+    assert "Wrong-answer book: 2 question(s). Due for review now: 2" in first.stdout
     review = quiz(tmp_path, "--review", stdin="")
     assert "2 question(s)" in review.stdout and "ch06-gqa" in review.stdout
 
 
 def test_review_of_an_empty_book(tmp_path):
     result = quiz(tmp_path, "--review")
-    assert result.returncode == 0 and "is empty: nothing to review" in result.stdout
+    assert result.returncode == 0 and "nothing is due for review" in result.stdout
+    assert "no question answered yet" in result.stdout
 
 
-def test_leitner_through_the_command(tmp_path):
-    """Wrong, then right on day 1 and right on day 2: the question has left the book."""
+def test_the_schedule_through_the_command(tmp_path):
+    """Wrong, then right at once in the review (a learning step), right again the next day: then due in days."""
     seed = seed_putting_first("ch03-dot-by-hand", chapter=3)
     for day, answer in (("2026-05-01", "7"), ("2026-05-01", "8"), ("2026-05-02", "8")):
         quiz(tmp_path, "--review" if answer == "8" else "--chapter=3", "--limit", "1", "--seed", str(seed),
              stdin=answer + "\n", env={"SDPA_QUIZ_TODAY": day})
     assert [a["correct"] for a in saved(tmp_path)] == [False, True, True]
-    assert "is empty" in quiz(tmp_path, "--review", env={"SDPA_QUIZ_TODAY": "2026-05-02"}).stdout
+    assert all(isinstance(a["seconds"], float) and a["rating"] in (1, 2, 3) for a in saved(tmp_path))
+    after = quiz(tmp_path, "--review", env={"SDPA_QUIZ_TODAY": "2026-05-02"}).stdout
+    assert "nothing is due for review" in after and "the next one is due on 2026-05-0" in after
 
 
 @pytest.mark.parametrize("args, message", [
@@ -176,9 +179,9 @@ def scripted(lines):
 
 def test_mock_interview_stops_when_time_is_up(capsys):
     session = QuizSession.start(select(chapter=4)[:3])
-    ticks = iter([0.0, 100.0, 400.0, 500.0])
+    ticks = iter([0.0, 0.0, 100.0, 100.0, 400.0])  # start; question 1 shown, answered; question 2 shown, answered
     recorded = []
-    run_quiz(session, lambda *answer: recorded.append(answer), read=scripted(["1", "2", "3"]),
+    run_quiz(session, lambda *answer, **timing: recorded.append(answer), read=scripted(["1", "2", "3"]),
              time_limit=180, clock=lambda: next(ticks))
     assert len(recorded) == 2 and "Time is up" in capsys.readouterr().out
 
@@ -186,7 +189,7 @@ def test_mock_interview_stops_when_time_is_up(capsys):
 def test_open_question_shows_the_model_answer_then_asks_for_a_verdict(capsys):
     session = QuizSession.start(select(ids=["ch12-exam-masks"]))
     recorded = []
-    run_quiz(session, lambda *answer: recorded.append(answer), read=scripted(["my notes", "maybe", "n"]))
+    run_quiz(session, lambda *answer, **timing: recorded.append(answer), read=scripted(["my notes", "maybe", "n"]))
     out = capsys.readouterr().out
     assert "Model answer:" in out and "lower-triangular" in out and "'maybe' is not understood" in out
     assert session.results[0][1] is False and recorded[0][2] is False

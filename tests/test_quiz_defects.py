@@ -112,7 +112,7 @@ def test_invalid_rows_are_skipped_with_one_warning(tmp_path):
     reports = []
     store = fresh(path, reports)
     assert store.answers() == [good]
-    assert [e.question_id for e in store.book()] == ["ch04-sqrt-128"]
+    assert [e.id for e in store.book()] == ["ch04-sqrt-128"]
     store.record("q1", True, "A")
     assert len(reports) == 1 and "3 answer row(s)" in reports[0] and "'correct'" in reports[0]
     assert len(json.loads(path.read_text())["answers"]) == 5  # skipped rows are kept in the file, not lost
@@ -157,10 +157,10 @@ def test_review_keeps_the_filters_and_mock_keeps_the_limit(tmp_path):
 def test_late_mock_answer_counts_wrong_and_unanswered_count_in_total(capsys):
     """8. An answer at 189 s of 180 s is recorded late and wrong; the unanswered one still counts."""
     session = QuizSession.start(select(ids=["ch04-sqrt-128", "ch03-dot-by-hand", "ch08-causal-count"]))
-    ticks = iter([0.0, 100.0, 189.0])
+    ticks = iter([0.0, 0.0, 100.0, 100.0, 189.0])  # start; each question shown, then answered
     recorded = []
     right = [str(session.items[0].question.answer), str(session.items[1].question.answer), "1"]
-    run_quiz(session, lambda p, answer, correct, *late: recorded.append((p.question.id, correct, late)),
+    run_quiz(session, lambda p, answer, correct, *late, **timing: recorded.append((p.question.id, correct, late)),
              read=scripted(right), time_limit=180, clock=lambda: next(ticks))
     out = capsys.readouterr().out
     assert [(qid, correct) for qid, correct, _ in recorded] == [("ch04-sqrt-128", True), ("ch03-dot-by-hand", False)]
@@ -172,10 +172,10 @@ def test_late_mock_answer_is_saved_as_late(tmp_path):
     from sdpa_course.quiz.cli import Recorder
     store = fresh(tmp_path / "quiz.json")
     session = QuizSession.start(select(ids=["ch04-sqrt-128"]))
-    ticks = iter([0.0, 189.0])
+    ticks = iter([0.0, 0.0, 189.0])
     run_quiz(session, Recorder(store), read=scripted(["11.31"]), time_limit=180, clock=lambda: next(ticks))
     answer, = store.answers()
-    assert answer["correct"] is False and "late" in answer["chosen"]
+    assert answer["correct"] is False and answer["late"] is True and "late" in answer["chosen"]
 
 
 def test_symlinked_store_is_written_through(tmp_path):

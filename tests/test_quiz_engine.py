@@ -1,4 +1,6 @@
 """The quiz engine: reading typed answers, grading, explaining, and picking questions by mode."""
+from datetime import datetime, timedelta, timezone
+
 import numpy as np
 import pytest
 
@@ -141,12 +143,16 @@ def test_choose_questions_rejects_bad_filters(filters, message):
         choose_questions(**filters)
 
 
-def test_review_asks_the_book_due_first(tmp_path):
-    store = AnswerStore(tmp_path / "quiz.json")
-    with pytest.raises(NothingToAsk, match="wrong-answer book .* is empty"):
+def test_review_asks_what_is_due_the_most_forgotten_first(tmp_path):
+    now = [datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)]
+    store = AnswerStore(tmp_path / "quiz.json", clock=lambda: now[0])
+    with pytest.raises(NothingToAsk, match="nothing is due for review .*: no question answered yet"):
         choose_questions(review=True, store=store)
-    store.record("ch04-sqrt-128", False, "8")
-    store.record("ch04-sqrt-128", True, "11.31")  # box 2: due tomorrow
-    store.record("ch03-dot-by-hand", False, "7")  # due now
+    store.record("ch04-sqrt-128", True, "11.31")
+    now[0] += timedelta(minutes=10)
+    store.record("ch04-sqrt-128", True, "11.31")  # learnt: due in days
+    store.record("ch03-dot-by-hand", False, "7")  # due again in a minute
     store.record("no-longer-in-bank", False, "A")
+    assert [q.id for q in choose_questions(review=True, store=store)] == ["ch03-dot-by-hand"]
+    now[0] += timedelta(days=5)
     assert [q.id for q in choose_questions(review=True, store=store)] == ["ch03-dot-by-hand", "ch04-sqrt-128"]

@@ -1,4 +1,4 @@
-"""The answer store and its wrong-answer book: Leitner schedule, atomic writes, corruption, concurrency."""
+"""The answer store: its rows, atomic writes, corruption, concurrency (the schedule: test_quiz_schedule.py)."""
 import json
 import os
 import subprocess
@@ -36,51 +36,22 @@ def store(tmp_path, clock):
     return answer_store
 
 
-def play(store, clock, script):
-    """``script``: (day offset, right?) pairs for question 'q1'."""
-    for offset, correct in script:
-        clock.day = DAY0 + timedelta(days=offset)
-        store.record("q1", correct, "A")
-
-
-LEITNER = [  # (answers as (day, right?), in the book afterwards?, box, due offset)
-    ([(0, False)], True, 1, 0),
-    ([(0, False), (0, True)], True, 2, 1),
-    ([(0, False), (0, True), (0, True)], True, 2, 1),  # two right the same day: not enough
-    ([(0, False), (0, True), (1, True)], False, None, None),  # right on two different days: out
-    ([(0, False), (0, True), (3, True)], False, None, None),
-    ([(0, False), (0, True), (1, False)], True, 1, 1),  # wrong again: back to box 1
-    ([(0, False), (1, True), (2, False), (3, True), (3, True)], True, 2, 4),
-    ([(0, True), (1, True)], False, None, None),  # never wrong: never in the book
-]
-
-
-@pytest.mark.parametrize("script, in_book, box, due", LEITNER)
-def test_leitner_schedule(store, clock, script, in_book, box, due):
-    """Does a question leave the book only after two right answers in a row on different days?"""
-    play(store, clock, script)
-    book = store.book()
-    assert bool(book) is in_book
-    if in_book:
-        assert (book[0].box, book[0].due) == (box, DAY0 + timedelta(days=due))
-
-
-def test_book_lists_due_questions_first(store, clock):
-    store.record("later", False, "B")
-    store.record("later", True, "A")  # box 2, due tomorrow
-    store.record("now", False, "C")  # box 1, due today
-    assert [e.question_id for e in store.book()] == ["now", "later"]
-    assert [e.question_id for e in store.due()] == ["now"]
-    clock.day = DAY0 + timedelta(days=1)
-    assert [e.question_id for e in store.due()] == ["now", "later"]
-
-
 def test_book_entry_keeps_what_was_answered(store):
     store.record("q1", False, "B (wrong text)")
     store.record("q1", False, "C (other text)")
     entry = store.book()[0]
-    assert (entry.wrong_count, entry.last_chosen) == (2, "C (other text)")
+    assert (entry.lapses, entry.last_chosen) == (2, "C (other text)")
     assert entry.last_wrong == "2026-03-02T09:30:00+00:00"
+
+
+def test_a_row_keeps_seconds_lateness_and_rating(store):
+    store.record("q1", True, "A", seconds=12.34, rating=4)
+    store.record("q2", True, "B (late: 200 s of 180 s)", seconds=3, late=True)
+    first, second = store.answers()
+    assert (first["seconds"], first["rating"], "late" in first) == (12.3, 4, False)
+    assert (second["correct"], second["late"]) == (False, True)  # a late answer is saved as wrong
+    with pytest.raises(ValueError, match="rating must be 1"):
+        store.record("q1", True, "A", rating=5)
 
 
 def test_crash_during_write_keeps_earlier_answers(store, monkeypatch):

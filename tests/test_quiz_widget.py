@@ -63,7 +63,7 @@ def test_wrong_multiple_choice_goes_into_the_book(live):
         box.value = letter == wrong
     assert card.check() is False
     assert "Wrong: you answered" in card.feedback.value and "single choice" in card.feedback.value
-    assert [e.question_id for e in live.book()] == ["ch12-seed-q5"]
+    assert [e.id for e in live.book()] == ["ch12-seed-q5"]
 
 
 def test_unreadable_numeric_input_asks_again(live):
@@ -82,7 +82,7 @@ def test_open_question_reveal_then_self_grade(live):
     assert "one weighted average" in card.feedback.value and not card.got_button.disabled
     assert card.self_grade(False) is False
     assert verdicts == [("ch12-exam-why-multi-head", False)] and card.missed_button.disabled
-    assert [e.question_id for e in live.book()] == ["ch12-exam-why-multi-head"]
+    assert [e.id for e in live.book()] == ["ch12-exam-why-multi-head"]
 
 
 def answer_right(card):
@@ -138,7 +138,7 @@ def test_quiz_widget_modes(headless, tmp_path, capsys):
     assert {q.difficulty for q in quiz_widget("difficulty", difficulty="hard", n=4)} == {"hard"}
     assert len(quiz_widget("mock", n=5, seed=2)) == 5
     store = AnswerStore(tmp_path / "quiz.json")
-    assert quiz_widget("review", store=store) == [] and "is empty" in capsys.readouterr().out
+    assert quiz_widget("review", store=store) == [] and "nothing is due" in capsys.readouterr().out
     store.record("ch05-softmax-123", False, "0.5")
     assert [q.id for q in quiz_widget("review", store=store)] == ["ch05-softmax-123"]
     with pytest.raises(ValueError, match="mode must be one of chapter, tag, difficulty, mock, review"):

@@ -49,6 +49,11 @@ def by_id(questions=None) -> dict[str, Question]:
     return {q.id: q for q in (load_bank() if questions is None else questions)}
 
 
+def aliases(questions=None) -> dict[str, str]:
+    """Each former id of a renamed question (its ``formerly``) mapped to its current id."""
+    return {old: q.id for q in (load_bank() if questions is None else questions) for old in q.formerly}
+
+
 def select(questions=None, *, chapter=None, tag: str | None = None, difficulty: str | None = None,
            ids=None) -> list[Question]:
     """The questions matching every filter given (bank order).

@@ -1,8 +1,9 @@
 """``sdpa-quiz``: the quiz in a terminal.
 
 Asks questions from the bank (by chapter, tag or difficulty), a timed mock interview
-(``--mock N``) or the wrong-answer book (``--review``, due questions first); explains
-every answer; saves each answer at once; prints the score by chapter at the end.
+(``--mock N``) or the reviews that FSRS says are due (``--review``); explains every answer;
+saves each answer at once, with the time it took and its rating; prints the score by chapter
+at the end.  ``--stats`` shows retention and what falls due this week.
 Bad input re-prompts; end of input or Ctrl-C stops cleanly with everything answered so
 far saved.
 """
@@ -17,9 +18,13 @@ from typing import Callable
 
 import numpy as np
 
+from fsrs import Rating
+
 from .engine import (AnswerError, Presented, QuizSession, answer_hint, describe, feedback, format_question,
-                     late_feedback, parse_answer)
-from .modes import MOCK_SECONDS_PER_QUESTION, NothingToAsk, book_in_bank, choose_questions
+                     late_feedback, parse_answer, shown)
+from .modes import MOCK_SECONDS_PER_QUESTION, NothingToAsk, book_in_bank, choose_questions, due_in_bank, next_due_note
+from .schedule import BUDGET_SECONDS, derived_rating
+from .stats import stats_report
 from .schema import DIFFICULTIES
 from .store import STORE_ENV, TODAY_ENV, AnswerStore, StoreError, today_clock  # noqa: F401 (re-exported)
 
@@ -41,7 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mock", type=int, metavar="N",
                         help=f"timed mock interview: N random questions (filters apply), {MOCK_SECONDS_PER_QUESTION} s each; "
                         "a late answer counts as wrong")
-    parser.add_argument("--review", action="store_true", help="ask the wrong-answer book, due questions first")
+    parser.add_argument("--review", action="store_true",
+                        help="ask the answered questions that are due again (FSRS schedule), the most forgotten first")
+    parser.add_argument("--rate", action="store_true",
+                        help="after a right answer, ask how hard it was (hard / good / easy) instead of deriving it")
+    parser.add_argument("--stats", action="store_true", help="show retention, the wrong-answer book and what is due "
+                        "this week, then stop")
     parser.add_argument("--limit", type=int, metavar="N", help="ask at most N questions")
     parser.add_argument("--store", help=f"answer file (default: ${STORE_ENV} or the user data directory)")
     parser.add_argument("--seed", type=int, help="seed for the question and option order")
@@ -98,45 +108,73 @@ class Recorder:
     def __init__(self, store: AnswerStore):
         self.store, self.saved, self.failed = store, 0, False
 
-    def __call__(self, presented: Presented, answer, correct: bool, late: str | None = None) -> None:
+    def __call__(self, presented: Presented, answer, correct: bool, late: str | None = None, *,
+                 seconds: float | None = None, rating: int | None = None) -> None:
         if self.failed:
             return
         chosen = describe(presented, answer) + (f" ({late})" if late else "")
         try:
             with interrupts_deferred():
-                self.store.record(presented.question.id, correct, chosen)
+                self.store.record(presented.question.id, correct, chosen, seconds=seconds, late=late is not None,
+                                  rating=rating)
                 self.saved += 1
         except StoreError as error:
             self.failed = True
             print(f"Warning: {error}. The quiz goes on, but answers are no longer saved.", file=sys.stderr)
 
 
+def ask_rating(derived: Rating, read: Callable[[str], str]) -> Rating:
+    """The learner's rating of a right answer: hard, good or easy (Enter keeps ``derived``)."""
+    choices = {"h": Rating.Hard, "hard": Rating.Hard, "g": Rating.Good, "good": Rating.Good,
+               "e": Rating.Easy, "easy": Rating.Easy}
+    while True:
+        line = ask_line(f"How did that feel? h = hard, g = good, e = easy (Enter: {derived.name.lower()}): ", read)
+        if not line.strip():
+            return derived
+        if line.strip().lower() in choices:
+            return choices[line.strip().lower()]
+        print(f"  {shown(line)} is not a rating; type h, g or e, or press Enter")
+
+
 def run_quiz(session: QuizSession, record: Callable, *, read: Callable[[str], str] = input,
-             time_limit: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+             time_limit: float | None = None, clock: Callable[[], float] = time.monotonic,
+             rate: bool = False) -> None:
     """Ask every question of ``session``, saving each answer with ``record``; stops on q, EOF or time.
 
-    With ``time_limit`` (a mock interview) an answer given after the limit is recorded as late
-    and wrong (``record(presented, answer, False, "late: ...")``), and the questions left
-    unanswered count as wrong in the session's total.
+    Each answer is saved with the seconds it took and its rating (derived from right/wrong and
+    time, or asked after a right answer when ``rate``).  With ``time_limit`` (a mock interview)
+    an answer given after the limit is recorded as late and wrong (``record(presented, answer,
+    False, "late: ...")``), and the questions left unanswered count as wrong in the session's total.
     """
     started = clock()
     try:
         for number in range(1, len(session.items) + 1):
             presented = session.current
             print(f"\n{format_question(presented, number)}")
+            shown_at = clock()
             try:
                 answer = ask_answer(presented, read)
             except StopQuiz:
                 return
-            elapsed = clock() - started if time_limit is not None else None
+            answered_at = clock()
+            seconds = answered_at - shown_at
+            elapsed = answered_at - started if time_limit is not None else None
             if elapsed is not None and elapsed > time_limit:
                 late = f"late: {elapsed:.0f} s of {time_limit:.0f} s"
                 session.record(False)
-                record(presented, answer, False, late)
+                record(presented, answer, False, late, seconds=seconds)
                 print(late_feedback(presented, late))
             else:
-                record(presented, answer, session.submit(answer))
+                correct = session.submit(answer)
                 print(feedback(presented, answer))
+                rating = derived_rating(correct, seconds, BUDGET_SECONDS[presented.question.type])
+                if rate and correct:
+                    try:
+                        rating = ask_rating(rating, read)
+                    except StopQuiz:
+                        record(presented, answer, correct, seconds=seconds, rating=int(rating))
+                        return
+                record(presented, answer, correct, seconds=seconds, rating=int(rating))
             if elapsed is not None:
                 print(f"[{elapsed:.0f} s of {time_limit:.0f} s used]")
                 if elapsed > time_limit and not session.done:
@@ -148,12 +186,10 @@ def run_quiz(session: QuizSession, record: Callable, *, read: Callable[[str], st
 
 
 def book_status(store: AnswerStore) -> str:
-    """The book's size and what is due today, over the questions still in the bank (as ``--review`` asks)."""
-    book = book_in_bank(store)[0]
-    today = store.clock().date()
-    due = [entry for entry in book if entry.due <= today]
-    return (f"Wrong-answer book: {len(book)} question(s), {len(due)} due today"
-            + (" (sdpa-quiz --review to practise them)." if due else "."))
+    """The book's size and what is due now, over the questions still in the bank (as ``--review`` asks)."""
+    book, due = book_in_bank(store)[0], due_in_bank(store)
+    status = f"Wrong-answer book: {len(book)} question(s). Due for review now: {len(due)}"
+    return status + (" (sdpa-quiz --review)." if due else f"; {next_due_note(store)}.")
 
 
 def main(argv=None) -> int:
@@ -176,6 +212,9 @@ def quiz(args: argparse.Namespace) -> int:
         if stale:
             print(f"Note: {stale} answer(s) are for questions no longer in the bank; they are left out.",
                   file=sys.stderr)
+        if args.stats:
+            print(stats_report(store))
+            return 0
         questions = choose_questions(chapter=args.chapter, tag=args.tag, difficulty=args.difficulty,
                                      mock=args.mock, review=args.review, store=store, rng=rng, limit=args.limit)
     except NothingToAsk as message:
@@ -189,7 +228,7 @@ def quiz(args: argparse.Namespace) -> int:
     print(f"{len(questions)} question(s). Answers are saved to {store.path}.")
     status = 0
     try:
-        run_quiz(session, recorder, time_limit=time_limit)
+        run_quiz(session, recorder, time_limit=time_limit, rate=args.rate)
     except KeyboardInterrupt:
         print("\nInterrupted.")
         status = 130

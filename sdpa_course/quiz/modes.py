@@ -1,40 +1,75 @@
-"""Which questions a quiz asks: by chapter / tag / difficulty, a mock interview, or the book."""
+"""Which questions a quiz asks: by chapter / tag / difficulty, a mock interview, or the reviews due."""
 from __future__ import annotations
 
 import numpy as np
 
-from .bank import by_id, load_bank, select
+from .bank import aliases, by_id, load_bank, select
 from .schema import Question
-from .store import AnswerStore, BookEntry
+from .schedule import Item
+from .store import AnswerStore
+
+DRILL_PREFIX = "drill-"  # the ids of coding drills in the store
 
 MOCK_SECONDS_PER_QUESTION = 90
+
+
+def is_drill(item_id: str) -> bool:
+    return item_id.startswith(DRILL_PREFIX)
 
 
 class NothingToAsk(ValueError):
     """The chosen mode has no question (e.g. an empty wrong-answer book)."""
 
 
-def book_in_bank(store: AnswerStore) -> tuple[list[BookEntry], int]:
+def book_in_bank(store: AnswerStore) -> tuple[list[Item], int]:
     """The book's entries whose question is still in the bank, and how many answers are for questions that are not.
 
-    The review and the book's count in the summary both use this, so they agree.
+    The review and the book's count in the summary both use this, so they agree.  Answers to a
+    renamed question count as its own (its ``formerly``); coding drills are not bank questions
+    and are neither in the book nor stale.
     """
+    known, renamed = by_id(), aliases()
+    stale = sum(renamed.get(answer["id"], answer["id"]) not in known and not is_drill(answer["id"])
+                for answer in store.answers())
+    return [item for item in store.book(renamed) if item.id in known], stale
+
+
+def due_in_bank(store: AnswerStore) -> list[Item]:
+    """The answered bank questions due now, the least likely to be recalled first."""
     known = by_id()
-    stale = sum(answer["id"] not in known for answer in store.answers())
-    return [entry for entry in store.book() if entry.question_id in known], stale
+    return [item for item in store.due(aliases()) if item.id in known]
+
+
+def next_due_note(store: AnswerStore) -> str:
+    """When the next answered bank question falls due (for a review with nothing due now)."""
+    known, now = by_id(), store.clock()
+    upcoming = sorted(item.due for item in store.schedule(aliases()).values() if item.id in known and item.due > now)
+    if not upcoming:
+        return "no question answered yet"
+    return f"the next one is due {when(upcoming[0], now)}"
+
+
+def when(moment, now) -> str:
+    """``in 8 min``, ``in 5 h`` or ``on 2026-12-04`` (local time), for due times."""
+    seconds = (moment - now).total_seconds()
+    if seconds < 3600:
+        return f"in {max(1, round(seconds / 60))} min"
+    if seconds < 86400:
+        return f"in {round(seconds / 3600)} h"
+    return f"on {moment.astimezone(now.tzinfo).date().isoformat()}"
 
 
 def review_questions(store: AnswerStore, **filters) -> list[Question]:
-    """The questions of the wrong-answer book that match ``filters`` (as :func:`select`), the due ones first."""
+    """The answered questions due now that match ``filters`` (as :func:`select`), the least likely to be recalled first."""
     known = by_id()
-    questions = [known[entry.question_id] for entry in book_in_bank(store)[0]]
+    questions = [known[item.id] for item in due_in_bank(store)]
     if not questions:
-        raise NothingToAsk(f"the wrong-answer book in {store.path} is empty: nothing to review")
+        raise NothingToAsk(f"nothing is due for review in {store.path}: {next_due_note(store)}")
     if any(value is not None for value in filters.values()):
         wanted = {q.id for q in select(load_bank(), **filters)}  # ValueError for a bad filter
         questions = [q for q in questions if q.id in wanted]
         if not questions:
-            raise NothingToAsk(f"no question of the wrong-answer book in {store.path} matches these filters")
+            raise NothingToAsk(f"no question due for review in {store.path} matches these filters")
     return questions
 
 
@@ -43,7 +78,7 @@ def choose_questions(*, chapter=None, tag=None, difficulty=None, mock: int | Non
                      rng: np.random.Generator | None = None, limit: int | None = None) -> list[Question]:
     """The questions of one quiz.
 
-    ``review`` asks the wrong-answer book of ``store`` (due first, order kept); ``mock=N``
+    ``review`` asks what is due in ``store`` (the least likely to be recalled first); ``mock=N``
     draws N questions from the bank; otherwise every question.  In every mode only the
     questions matching ``chapter``, ``tag`` and ``difficulty``; shuffled with ``rng`` (except
     the review), cut to ``limit`` (and to ``mock``: the smaller wins).  Raises ``ValueError``

@@ -1,13 +1,14 @@
-"""The answer log and the wrong-answer book (错题本), kept in one JSON file.
+"""The answer log, kept in one JSON file; the review schedule and the wrong-answer book (错题本) come from it.
 
-The file holds every answer ever given (question id, right or wrong, the answer chosen,
-time and day).  The book is derived from it with a two-box Leitner schedule:
-
-* a wrong answer puts the question in box 1 of the book, due at once;
-* a right answer to a question in box 1 moves it to box 2, due the next day;
-* a right answer to a question in box 2 *on a later day* takes it out of the book
-  (two right answers in a row on different days); a right answer on the same day
-  changes nothing; any wrong answer sends it back to box 1.
+The file holds every answer ever given: question id, right or wrong, the answer chosen,
+the time, and (since version 2) the seconds it took, whether it came too late in a mock
+interview, and the learner's own rating if one was asked.  The schedule is FSRS replayed over
+these rows (:mod:`~sdpa_course.quiz.schedule`): every answered question has a due time that
+grows with each recall and shrinks after a lapse.  The wrong-answer book is the questions
+answered wrong at least once and not yet known (FSRS stability under three weeks).  A
+version 1 file, written by the old two-box schedule, is read as it is: its rows become the
+history of the new schedule, so its book is carried over, and the next answer rewrites it as
+version 2 with every old row kept.
 
 Every answer is written at once, and the file is one JSON document kept as
 :mod:`~sdpa_course.json_file` keeps it: under an exclusive lock the file is read again, the
@@ -19,28 +20,28 @@ permission) raises :class:`StoreError` and is left alone.  A row whose fields ha
 types (an id that is not a string, ``"correct": "false"``) is skipped, with one warning, and
 kept in the file.
 
-The day of an answer comes from :func:`today_clock`, the one clock of the terminal and the
+The time of an answer comes from :func:`today_clock`, the one clock of the terminal and the
 notebook: now, or ``$SDPA_QUIZ_TODAY`` (an ISO date) at the current time of day.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
 from typing import Callable
 
 from ..json_file import JsonFile, StoreError
+from .schedule import LEARN_AHEAD, Item, replay
 
 STORE_ENV = "SDPA_QUIZ_STORE"
 TODAY_ENV = "SDPA_QUIZ_TODAY"  # pretend today is this ISO date: try the schedule, test it
 FORMAT = "sdpa-quiz-store"
-VERSION = 1
+VERSION = 2  # 2 adds "seconds", "late" and "rating" to a row; version 1 files are read as they are
 SIGNATURE = f'"format": "{FORMAT}"'  # how json.dumps(..., indent=1) starts every store this module writes
 FIELDS = {"id": str, "correct": bool, "chosen": str, "time": str, "day": str}  # an answer row's fields
+OPTIONAL_FIELDS = {"seconds": (int, float), "late": bool, "rating": int}  # since version 2
 
-__all__ = ["STORE_ENV", "TODAY_ENV", "AnswerStore", "BookEntry", "StoreError", "default_store_path",
-           "today_clock"]
+__all__ = ["STORE_ENV", "TODAY_ENV", "AnswerStore", "Item", "StoreError", "default_store_path", "today_clock"]
 
 
 def today_clock() -> Callable[[], datetime]:
@@ -66,35 +67,6 @@ def default_store_path() -> Path:
     return platformdirs.user_data_path("sdpa-course", appauthor=False) / "quiz_store.json"
 
 
-@dataclass(frozen=True)
-class BookEntry:
-    """One question in the wrong-answer book."""
-    question_id: str
-    box: int  # 1: answered wrong last time; 2: answered right once since
-    due: date
-    wrong_count: int
-    last_wrong: str  # ISO time of the last wrong answer
-    last_chosen: str  # what was answered then
-
-
-def _leitner(answers: list[dict]) -> dict[str, BookEntry]:
-    """Replay the answers in order and return the questions still in the book."""
-    book: dict[str, BookEntry] = {}
-    wrong_counts: dict[str, int] = {}
-    for answer in answers:
-        qid, day = answer["id"], date.fromisoformat(answer["day"])
-        entry = book.get(qid)
-        if not answer["correct"]:
-            wrong_counts[qid] = wrong_counts.get(qid, 0) + 1
-            book[qid] = BookEntry(qid, 1, day, wrong_counts[qid], answer["time"], answer["chosen"])
-        elif entry is not None and entry.box == 1:
-            book[qid] = BookEntry(qid, 2, day + timedelta(days=1), entry.wrong_count, entry.last_wrong,
-                                  entry.last_chosen)
-        elif entry is not None and day >= entry.due:  # box 2, answered right on a later day
-            del book[qid]
-    return book
-
-
 def _check_document(document) -> list:
     """The answer rows of a parsed store file, valid or not; ``ValueError`` if it is not a store."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
@@ -114,10 +86,18 @@ def _row_problem(row) -> str | None:
             return f"no {name!r}"
         if not isinstance(row[name], kind):
             return f"{name!r} is {type(row[name]).__name__}, not {kind.__name__}"
+    for name, kind in OPTIONAL_FIELDS.items():
+        if name in row and (isinstance(row[name], bool) and kind is not bool or not isinstance(row[name], kind)):
+            return f"{name!r} is {type(row[name]).__name__}"
+    if not 1 <= row.get("rating", 1) <= 4:
+        return "'rating' is not 1 (again) to 4 (easy)"
     try:
         date.fromisoformat(row["day"])
+        moment = datetime.fromisoformat(row["time"])
     except ValueError:
-        return "'day' is not an ISO date"
+        return "'day' or 'time' is not in ISO format"
+    if moment.tzinfo is None:
+        return "'time' has no time zone"
     return None
 
 
@@ -162,23 +142,41 @@ class AnswerStore:
                 self.report(f"Warning: {warning}.")
         return valid
 
-    def record(self, question_id: str, correct: bool, chosen: str) -> None:
-        """Append one answer to the file now (read, append and replace under the lock)."""
+    def record(self, question_id: str, correct: bool, chosen: str, *, seconds: float | None = None,
+               late: bool = False, rating: int | None = None) -> None:
+        """Append one answer to the file now (read, append and replace under the lock).
+
+        ``seconds``: how long the answer took; ``late``: given after a mock interview's time
+        (it is then recorded as wrong); ``rating``: the learner's own, 1 (again) to 4 (easy),
+        else derived when the schedule is computed (:mod:`~sdpa_course.quiz.schedule`).
+        """
+        if rating is not None and not (isinstance(rating, int) and 1 <= rating <= 4):
+            raise ValueError(f"rating must be 1 (again) to 4 (easy); got {rating!r}")
         now = self.clock()
-        answer = {"id": question_id, "correct": bool(correct), "chosen": chosen,
+        answer = {"id": question_id, "correct": bool(correct) and not late, "chosen": chosen,
                   "time": now.isoformat(timespec="seconds"), "day": now.date().isoformat()}
+        if seconds is not None:
+            answer["seconds"] = round(float(seconds), 1)
+        if late:
+            answer["late"] = True
+        if rating is not None:
+            answer["rating"] = rating
         with self.file.locked():
             answers = self.file.read(_check_document, list)
             answers.append(answer)
             self.file.write({"format": FORMAT, "version": VERSION, "answers": answers})
 
-    def book(self) -> list[BookEntry]:
-        """The wrong-answer book: what is due today first (oldest due first), then the rest."""
-        today = self.clock().date()
-        entries = _leitner(self.answers()).values()
-        return sorted(entries, key=lambda e: (e.due > today, e.due, e.question_id))
+    def schedule(self, aliases: dict[str, str] | None = None) -> dict[str, Item]:
+        """Every answered question's FSRS schedule (``aliases``: former ids to current ones)."""
+        return replay(self.answers(), aliases)
 
-    def due(self) -> list[BookEntry]:
-        """The entries of the book due today or earlier."""
-        today = self.clock().date()
-        return [entry for entry in self.book() if entry.due <= today]
+    def book(self, aliases: dict[str, str] | None = None) -> list[Item]:
+        """The wrong-answer book: missed at least once, not yet known; the earliest due first."""
+        return sorted((item for item in self.schedule(aliases).values() if item.in_book),
+                      key=lambda item: (item.due, item.id))
+
+    def due(self, aliases: dict[str, str] | None = None) -> list[Item]:
+        """Every answered question due now (or within ``LEARN_AHEAD``), the least likely to be recalled first."""
+        now = self.clock()
+        due = [item for item in self.schedule(aliases).values() if item.due <= now + LEARN_AHEAD]
+        return sorted(due, key=lambda item: (item.retrievability(now), item.due, item.id))

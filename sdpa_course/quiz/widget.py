@@ -20,6 +20,7 @@ from .engine import (AnswerError, Presented, QuizSession, describe, feedback, fo
                      late_feedback, parse_answer, present)
 from .modes import MOCK_SECONDS_PER_QUESTION, NothingToAsk, choose_questions
 from .schema import Question
+from .schedule import BUDGET_SECONDS, derived_rating
 from .store import AnswerStore, StoreError
 
 MODES = ("chapter", "tag", "difficulty", "mock", "review")
@@ -47,10 +48,11 @@ class QuestionCard:
 
     def __init__(self, presented: Presented, store: AnswerStore | None,
                  on_answer: Callable[[Question, bool], None] | None = None,
-                 late: Callable[[], str | None] | None = None):
+                 late: Callable[[], str | None] | None = None, clock: Callable[[], float] = time.monotonic):
         import ipywidgets as widgets
 
         self.presented, self.store, self.on_answer, self.late = presented, store, on_answer, late
+        self.clock, self.shown_at = clock, clock()  # the seconds an answer took go with it into the schedule
         self.answered = False
         question = presented.question
         self.prompt = widgets.HTML(f"<b>{_as_html(question.prompt)}</b>")
@@ -133,16 +135,18 @@ class QuestionCard:
             control.disabled = True
         if hasattr(self, "check_button"):
             self.check_button.disabled = True
-        self._record(correct, describe(self.presented, answer) + (f" ({late})" if late else ""))
+        self._record(correct, describe(self.presented, answer) + (f" ({late})" if late else ""), late is not None)
         if self.on_answer is not None:
             self.on_answer(question, correct)
         return correct
 
-    def _record(self, correct: bool, chosen: str) -> None:
+    def _record(self, correct: bool, chosen: str, late: bool) -> None:
         if self.store is None:
             return
+        seconds = self.clock() - self.shown_at
+        rating = derived_rating(correct, seconds, BUDGET_SECONDS[self.presented.question.type])
         try:
-            self.store.record(self.presented.question.id, correct, chosen)
+            self.store.record(self.presented.question.id, correct, chosen, seconds=seconds, late=late, rating=int(rating))
         except StoreError as error:
             self.feedback.value += f"<br><i>Not saved: {_as_html(str(error))}</i>"
 
