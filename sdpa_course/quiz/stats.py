@@ -15,7 +15,7 @@ from fsrs import State
 from ..chapters import CHAPTERS
 from .bank import aliases, load_bank
 from .modes import is_drill
-from .schedule import DESIRED_RETENTION, Item
+from .schedule import DESIRED_RETENTION, LEARN_AHEAD, Item
 from .store import AnswerStore
 
 RETENTION_DAYS = 30  # the window retention is measured over
@@ -31,12 +31,13 @@ def retention(items, now: datetime, days: int = RETENTION_DAYS) -> tuple[int, in
 
 
 def due_by_day(items, now: datetime, days: int = WEEK_DAYS) -> list[tuple[str, int]]:
-    """How many fall due now (overdue included) and on each of the next ``days`` local days."""
+    """How many are due now (overdue, or a step due within ``LEARN_AHEAD``, as the review asks them) and on each of
+    the next ``days`` local days."""
     today = now.date()
     counts = Counter()
     for item in items:
         local = item.due.astimezone(now.tzinfo)
-        counts["now" if local <= now else local.date()] += 1
+        counts["now" if local <= now + LEARN_AHEAD else local.date()] += 1
     rows = [("now", counts["now"])]
     rows += [(("today (later)" if offset == 0 else (today + timedelta(days=offset)).strftime("%a %Y-%m-%d")),
               counts[today + timedelta(days=offset)]) for offset in range(days)]
