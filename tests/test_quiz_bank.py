@@ -48,6 +48,18 @@ RECOMPUTE = {
     "ch04-std-dk256": lambda: simulated_scores(256, samples=30_000).std(),
     "ch04-saturation": lambda: softmax(np.array([0.0, 8.0])).max(),
     "ch04-divide-by-dk": lambda: (simulated_scores(64) / 64).var(),
+    "ch01-demo-parameters": lambda: sum(init_projection(4, width, RNG).size for width in (2, 2, 4)),
+    "ch01-demo-row-weight": lambda: softmax(np.array([1.0, 3, -1]) / np.sqrt(2)).max(),
+    "ch02-score-matrix-rank": lambda: np.linalg.matrix_rank(init_projection(512, 64, RNG) @ init_projection(512, 64, RNG).T),
+    "ch02-demo-parameters": lambda: sum(init_projection(12, width, RNG).size for width in (4, 4, 6)),
+    "ch02-pytorch-mha-parameters": lambda: MultiHeadAttention(512, 8, RNG).parameter_count() + 4 * 512,
+    "ch03-cosine-value": lambda: (lambda q, k: q @ k / (np.linalg.norm(q) * np.linalg.norm(k)))(
+        np.array([1.0, 1, 1, 0]), np.array([3.0, 0, 0, 3])),
+    "ch03-cosine-weight-ratio": lambda: (lambda w: w.max() / w.min())(softmax(np.array([1.0, -1.0]))),
+    "ch03-score-multiplications": lambda: attention_flops(100, 200, 64, 64) / 4,  # 4 L S E with E = Ev; Q K^T is L S E multiplications
+    "ch04-sigma-two": lambda: (4 * simulated_scores(64) / np.sqrt(64)).var(),  # components of std 2: q . k grows by 2 * 2
+    "ch04-qk-norm-bound": lambda: (lambda v: scaled_scores(v, v)[0, 0])(
+        (lambda x: x / np.sqrt((x ** 2).mean()))(RNG.normal(size=(1, 64)))),  # unit-RMS q = k: the Cauchy-Schwarz maximum
     "ch05-softmax-123": lambda: softmax(np.array([1.0, 2, 3])).max(),
     "ch05-large-equal-scores": lambda: softmax(np.array([1000.0, 1000, 1000]))[0],
     "ch05-uniform-entropy": lambda: entropy(np.full(8, 1 / 8)),
