@@ -13,10 +13,9 @@ import warnings
 
 import numpy as np
 import pytest
-import sdpa_lib
 
 from sdpa_course.grading import kernel_side
-from sdpa_course.grading.checks import check_against_reference
+from sdpa_course.grading.exercises import task
 from sdpa_course.grading.errors import GradingError
 from sdpa_course.grading.isolation import correct_helpers
 from sdpa_course.grading.remote import (RESULT_MIME, KernelAnswerError, RemoteFunction, StudentError, StudentKernel,
@@ -111,16 +110,21 @@ def test_the_names_of_a_cell_come_in_one_request(kernel):
         found["not_data"].shape  # noqa: B018
 
 
-def test_check_against_reference_names_the_failing_case_of_a_remote_function(kernel):
+def test_a_task_names_the_failing_case_of_a_remote_function(kernel):
     """Does a wrong remote function fail on the first wrong case with its inputs, and a right one pass every case?"""
     def unnormalised(x, axis=-1):
         return np.exp(x - x.max(axis=axis, keepdims=True))
 
-    remote = kernel({"wrong": unnormalised, "right": sdpa_lib.softmax})
+    def stable(x, axis=-1):
+        shifted = np.exp(x - x.max(axis=axis, keepdims=True))
+        return shifted / shifted.sum(axis=axis, keepdims=True)
+
+    remote = kernel({"wrong": unnormalised, "right": stable})
     cases = [((np.array([0.0, 0.0]),), {}), ((np.array([1.0, 2.0, 3.0]),), {})]
-    assert check_against_reference(RemoteFunction(remote, "right"), sdpa_lib.softmax, cases) == 2
+    softmax_task = task("ch05", "softmax")
+    assert softmax_task.check(RemoteFunction(remote, "right"), cases) == 2
     with pytest.raises(GradingError, match=r"wrong answer on inputs \(\[0\. 0\.\]\)"):
-        check_against_reference(RemoteFunction(remote, "wrong"), sdpa_lib.softmax, cases)
+        softmax_task.check(RemoteFunction(remote, "wrong"), cases)
 
 
 def test_helpers_are_answered_by_the_grader_over_the_socket(kernel):

@@ -14,17 +14,16 @@ On a failure the GradingError names the case and what differs: the catalogued mi
 matches, or the kind of difference computed from the two outputs, or, for a Python error,
 the student's line and its likely cause.  A failed random case is shrunk to the smallest
 that fails the same way and ends with the line that replays it (:func:`sdpa_course.replay`).
-:func:`check_against_reference` is the same comparison for a function that is no task.
 """
-from .checks import check_against_reference, expect_close, expect_rows_sum_to_one, expect_shape
+from .checks import expect_close, expect_rows_sum_to_one, expect_shape
 from .errors import ForbiddenCallError, GradingError
 from .forbid import unavailable
 from .integrity import check_environment
 from .mistakes import Mistake, diagnose
-from .randomness import grading_rng, random_attention_inputs, seed_of
+from .randomness import grading_rng, random_attention_inputs
 from .remote import source_of
 
 __all__ = [
-    "ForbiddenCallError", "GradingError", "Mistake", "check_against_reference", "check_environment", "diagnose", "expect_close",
-    "expect_rows_sum_to_one", "expect_shape", "grading_rng", "random_attention_inputs", "seed_of", "source_of", "unavailable",
+    "ForbiddenCallError", "GradingError", "Mistake", "check_environment", "diagnose", "expect_close",
+    "expect_rows_sum_to_one", "expect_shape", "grading_rng", "random_attention_inputs", "source_of", "unavailable",
 ]

@@ -323,29 +323,6 @@ def first_failure(student: Callable, comparison: Comparison, cases: list,
     return None
 
 
-def check_against_reference(student: Callable, reference: Callable, cases: Iterable[tuple[tuple, dict]], *,
-                            forbidden: Iterable[str] = (), mistakes: Sequence[Mistake] = (),
-                            output_names: Sequence[str] = ("output",), rtol: float | None = None,
-                            atol: float | None = None, keep_dtype: bool = False, quiet: bool = False,
-                            seed: int | None = None) -> int:
-    """Compare ``student`` with ``reference`` on every ``(args, kwargs)`` case; return the number of cases.
-
-    While the student's function runs, the sdpa_lib functions named in ``forbidden`` raise
-    :class:`ForbiddenCallError`.  On the first failing case the :class:`GradingError` says
-    which case and what differs (see :class:`Comparison`).  ``seed`` (the grading
-    generator's seed) is quoted so the case can be reproduced.
-    """
-    check_student(student)
-    comparison = Comparison(reference, mistakes, tuple(output_names), rtol, atol, keep_dtype, quiet)
-    cases = list(cases)
-    failed = first_failure(student, comparison, cases, forbidden)
-    if failed:
-        index, failure = failed
-        case = describe_case(*cases[index]) + (f" [grading seed {seed}]" if seed is not None else "")
-        raise GradingError(f"{verdict(failure.kind)} on inputs {case}: {failure.feedback}")
-    return len(cases)
-
-
 def verdict(kind: str) -> str:
     return "an error" if kind.startswith("raised ") else "wrong answer"
 

@@ -7,14 +7,9 @@ import numpy as np
 def grading_rng(seed: int | None = None) -> np.random.Generator:
     """A generator seeded from the OS (not from ``np.random.seed``), so cases can't be hard-coded.
 
-    Pass ``seed`` only to reproduce a failure; :func:`seed_of` gives the seed to quote.
+    Pass ``seed`` only to reproduce a failure.
     """
     return np.random.default_rng(seed)
-
-
-def seed_of(rng: np.random.Generator) -> int:
-    """The seed a generator made by :func:`grading_rng` started from."""
-    return int(rng.bit_generator.seed_seq.entropy)
 
 
 def random_attention_inputs(rng: np.random.Generator, *, batch=(), L=None, S=None, E=None, Ev=None,
