@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timezone
 
 import pytest
 
