@@ -198,7 +198,7 @@ def another_right_answer(task: Task, mutant: Mutant) -> bool:
 @pytest.fixture(autouse=True)
 def no_shrinking(monkeypatch):
     """Keep the verdict of check_random, skip its search for the smallest failing case (feedback, not verdict)."""
-    monkeypatch.setattr(Task, "smallest_failure", lambda self, student, case, failure: (case, failure))
+    monkeypatch.setattr(Task, "smallest_failure", lambda self, student, case, failure: (case, failure, None))
 
 
 # --- the tests --------------------------------------------------------------------------------------

@@ -207,7 +207,7 @@ class Comparison:
         try:
             _compare_outputs(outcome.value, expected, self.output_names, rtol, atol)
         except GradingError as failure:
-            return self._explained(outcome, expected, str(failure), args, kwargs, inputs, named)
+            return self._explained(outcome, expected, str(failure), args, kwargs, inputs, named, (rtol, atol))
         dtype = _dtype_change(outcome.value, expected) if self.keep_dtype else None
         if dtype:
             return Failure("dtype", dtype)
@@ -219,9 +219,9 @@ class Comparison:
                                       f"computed): avoid computing it.")
         return None
 
-    def _explained(self, outcome: Outcome, expected, failure: str, args, kwargs, inputs, named) -> Failure:
+    def _explained(self, outcome: Outcome, expected, failure: str, args, kwargs, inputs, named, tolerance) -> Failure:
         lines = [failure]
-        rtol, atol = self.tolerance(args, kwargs)  # a float32 mistake reproduces the output only that closely
+        rtol, atol = tolerance  # a float32 mistake reproduces the output only that closely
         found = tuple(m.name for m in matching(outcome.value, self.mistakes, args, kwargs,
                                                rtol=max(rtol, 1e-5), atol=max(atol, 1e-8)))
         chosen = next((m for m in self.mistakes if m.name in found and (named is None or m.name in named)), None)

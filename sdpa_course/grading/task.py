@@ -26,8 +26,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .checks import (SMALL, Comparison, Failure, check_student, describe_case, first_failure, show, side_by_side, student_outcomes,
-                     verdict)
+from .checks import (SMALL, Comparison, Failure, Outcome, check_student, describe_case, first_failure, show,
+                     side_by_side, student_outcomes, verdict)
 from .draw import FULL, Draw, case_seeds
 from .errors import GradingError
 from .isolation import correct_helpers
@@ -124,12 +124,13 @@ class Task:
             if not failed:
                 return len(cases)
             index, failure = failed
-            case, failure = self.smallest_failure(student, cases[index], failure)
-            report = self.report(student, case, failure, shrunk=case is not cases[index])
+            case, failure, outcome = self.smallest_failure(student, cases[index], failure)
+            report = self.report(student, case, failure, outcome, shrunk=case is not cases[index])
         raise GradingError(report)
 
-    def smallest_failure(self, student: Callable, failing: Case, failure: Failure) -> tuple[Case, Failure]:
-        """The smallest case (lowest level, fewest entries) that fails as ``failing`` does, and its failure.
+    def smallest_failure(self, student: Callable, failing: Case, failure: Failure) -> tuple[Case, Failure, Outcome | None]:
+        """The smallest case (lowest level, fewest entries) that fails as ``failing`` does, its failure and the
+        student's outcome on it (None when that case is ``failing`` itself, whose outcome is not kept).
 
         Smaller cases are drawn from the same generator at every level below the full one.
         A catalogued mistake is named only if it reproduces every failing case seen that fails
@@ -149,14 +150,14 @@ class Task:
         named = tuple(m.name for m in self.mistakes if m.name in common)
         if named:
             for case, _, outcome in sorted(same_check, key=lambda found: len(found[1].mistakes)):
-                return case, self.comparison.failure(self.name, case.args, case.kwargs, outcome, named=named)
-            return failing, failure
+                return case, self.comparison.failure(self.name, case.args, case.kwargs, outcome, named=named), outcome
+            return failing, failure, None
         first = self._unnamed(student, failing, failure)
         for case, other, outcome in same_check:
             other = self._unnamed(student, case, other, outcome)
             if other.kind == first.kind:
-                return case, other
-        return failing, first
+                return case, other, outcome
+        return failing, first, None
 
     def _unnamed(self, student: Callable, case: Case, failure: Failure, outcome=None) -> Failure:
         """``failure`` explained without naming a catalogued mistake (by its kind of difference)."""
@@ -179,15 +180,19 @@ class Task:
                 if failed:
                     yield case, failed, outcome
 
-    def report(self, student: Callable, case: Case, failure: Failure, *, shrunk: bool) -> str:
-        """The feedback for a failing random case: what failed, the case in full when small, and how to replay it."""
+    def report(self, student: Callable, case: Case, failure: Failure, outcome: Outcome | None, *, shrunk: bool) -> str:
+        """The feedback for a failing random case: what failed, the case in full when small, and how to replay it.
+
+        ``outcome`` is the student's on ``case`` if already known; otherwise the function is run once more.
+        """
         which = "the smallest failing case found" if shrunk else "a case drawn when grading ran"
         lines = [f"{verdict(failure.kind)} on {which}: {failure.feedback}", "", "The inputs:"]
         inputs = self.comparison.inputs(case.args, case.kwargs)
         lines += [f"  {name} = {show(value)}".replace("\n", "\n    ") for name, value in inputs.items()]
         if not failure.kind.startswith("raised ") and self.verdict is None:
             with contextlib.suppress(Exception):
-                outcome = next(iter(student_outcomes(student, [(case.args, case.kwargs)], self.forbidden)))
+                if outcome is None:
+                    outcome = next(iter(student_outcomes(student, [(case.args, case.kwargs)], self.forbidden)))
                 expected = self.comparison.expected(case.args, case.kwargs)
                 if _small(outcome.value) and _small(expected):
                     lines += ["", side_by_side(outcome.value, expected)]
