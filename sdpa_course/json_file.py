@@ -20,7 +20,7 @@ import os
 import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import BinaryIO, Callable, TypeVar
 
 try:
     import fcntl
@@ -46,6 +46,31 @@ def _fsync_directory(directory: Path) -> None:
             os.fsync(handle)
         finally:
             os.close(handle)
+
+
+def write_atomically(target: Path, write: Callable[[BinaryIO], object], *, mode: int | None = None) -> None:
+    """Replace ``target`` whole or not at all.
+
+    ``write(file)`` fills a temporary file in ``target``'s folder, which is fsynced and moved over
+    ``target`` with ``os.replace``.  If anything fails (``write`` raises, the disk is full, Ctrl-C)
+    the temporary file is removed and ``target`` is left as it was.  ``mode``: the permission bits
+    of the new file (default: ``tempfile.mkstemp``'s, 0o600, readable by the owner only).
+    Raises what ``write`` or the file system raise (``OSError`` for a folder that cannot be written).
+    """
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            write(file)
+            file.flush()
+            os.fsync(file.fileno())
+        if mode is not None:
+            os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    _fsync_directory(target.parent)
 
 
 class JsonFile:
@@ -121,26 +146,12 @@ class JsonFile:
             return empty()
 
     def write(self, document) -> None:
-        """Replace the file with ``document`` (temporary file, fsync, ``os.replace``); ``StoreError`` if it can't."""
+        """Replace the file with ``document`` (see :func:`write_atomically`); ``StoreError`` if it can't."""
         text = json.dumps(document, ensure_ascii=False, indent=1)
-        target = self.target
         try:
-            handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
+            write_atomically(self.target, lambda file: file.write(text.encode("utf-8")))
         except OSError as error:
             raise StoreError(f"cannot write {self.what} {self.path}: {error}") from None
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(text)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, target)
-            _fsync_directory(target.parent)
-        except BaseException as error:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            if isinstance(error, OSError):
-                raise StoreError(f"cannot write {self.what} {self.path}: {error}") from None
-            raise
 
     def _set_aside(self, target: Path, problem: str) -> None:
         backup = target.with_name(f"{target.name}.corrupt-{datetime.now():%Y%m%d-%H%M%S-%f}")

@@ -8,7 +8,8 @@ In a notebook::
 
 In a terminal: ``sdpa-quiz --help``.  The bank lives in ``bank/chNN_<slug>.yaml`` (schema
 in :mod:`sdpa_course.quiz.schema`); answers and the book in one JSON file
-(:mod:`sdpa_course.quiz.store`).
+(:mod:`sdpa_course.quiz.store`).  ``sdpa-quiz --export-anki FILE.apkg`` writes the bank as an
+Anki deck (:mod:`sdpa_course.quiz.anki`).
 """
 from .bank import load_bank, select
 from .engine import QuizSession, feedback, grade, parse_answer, present

@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--limit", type=int, metavar="N", help="ask at most N questions")
     parser.add_argument("--store", help=f"answer file (default: ${STORE_ENV} or the user data directory)")
     parser.add_argument("--seed", type=int, help="seed for the question and option order")
+    parser.add_argument("--export-anki", metavar="FILE.apkg",
+                        help="write the questions (filters apply) as an Anki deck instead of quizzing")
     return parser
 
 
@@ -195,6 +197,8 @@ def book_status(store: AnswerStore) -> str:
 def main(argv=None) -> int:
     """Entry point of ``sdpa-quiz``; returns the exit status (0, 2 for bad options, 130 after Ctrl-C)."""
     args = build_parser().parse_args(argv)
+    if args.export_anki is not None:
+        return export_anki_command(args)
     with contextlib.suppress(AttributeError, ValueError):  # a stray non-UTF-8 byte must not end the quiz
         sys.stdin.reconfigure(errors="surrogateescape")
     try:
@@ -236,6 +240,29 @@ def quiz(args: argparse.Namespace) -> int:
     if not recorder.failed:
         print(book_status(store))
     return status
+
+
+def export_anki_command(args: argparse.Namespace) -> int:
+    """``--export-anki FILE.apkg``: write the chosen questions as an Anki deck; 2 for a bad path or filter."""
+    from .anki import export_anki  # genanki is loaded only for an export
+    from .bank import select
+    others = [f"--{name}" for name in ("mock", "review", "limit", "store", "seed")
+              if getattr(args, name) is not None and getattr(args, name) is not False]
+    try:
+        if others:
+            raise ValueError(f"--export-anki takes only --chapter, --tag and --difficulty, not {', '.join(others)}")
+        summary = export_anki(args.export_anki, select(chapter=args.chapter, tag=args.tag, difficulty=args.difficulty))
+    except ValueError as error:
+        print(f"sdpa-quiz: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"sdpa-quiz: error: cannot write {args.export_anki}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\nInterrupted: {args.export_anki} was not written.")
+        return 130
+    print(f"{summary}\nImport it in Anki (File > Import); importing a newer export again updates these notes.")
+    return 0
 
 
 if __name__ == "__main__":

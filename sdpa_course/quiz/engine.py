@@ -20,6 +20,8 @@ LETTERS = string.ascii_uppercase
 ECHO_LIMIT = 200  # characters of a typed line shown back in a message
 TRUE_WORDS = {"t", "true", "y", "yes", "1"}
 FALSE_WORDS = {"f", "false", "n", "no", "0"}
+KIND_NAMES = {"single": "single choice", "multiple": "multiple choice: pick every correct option",
+              "true_false": "true or false", "numeric": "numeric answer", "open": "open question"}  # as shown
 
 
 class AnswerError(ValueError):
@@ -62,8 +64,7 @@ def answer_hint(presented: Presented) -> str:
 def format_question(presented: Presented, number: int | None = None) -> str:
     """The question as plain text with its lettered options; never gives the answer away."""
     q = presented.question
-    kind = {"single": "single choice", "multiple": "multiple choice: pick every correct option",
-            "true_false": "true or false", "numeric": "numeric answer", "open": "open question"}[q.type]
+    kind = KIND_NAMES[q.type]
     head = f"{number}. " if number is not None else ""
     lines = [f"{head}[{q.id} | chapter {q.chapter} | {q.difficulty} | {kind}]", q.prompt]
     lines += [f"  {letter}. {q.options[i].text}" for letter, i in zip(presented.labels, presented.order)]
