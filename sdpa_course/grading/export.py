@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Iterable
 
+from ..json_file import write_atomically
 from .autograde import GRADED, UNGRADABLE, StudentResult
 from .gradebook import gradebook_url
 
@@ -51,9 +51,8 @@ def record_status(course: Path, results: Iterable[StudentResult]) -> Path:
         status.setdefault(r.assignment, {})[r.student] = {"status": r.status, "reason": r.reason, "when": when}
     path = Path(course) / STATUS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_suffix(".tmp")
-    scratch.write_text(json.dumps(status, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(scratch, path)
+    text = json.dumps(status, indent=1, sort_keys=True).encode("utf-8")
+    write_atomically(path, lambda file: file.write(text), mode=0o644)
     return path
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import nbformat
 
+from ..json_file import write_atomically
 from .autograde import GRADED, UNGRADABLE, FailedTest, StudentResult, last_error, reason_in_log
 from .gradebook import autograde_record, gradebook_url, submission_scores
 from .repair import NOTE_TITLE, repair_submission
@@ -107,9 +108,8 @@ def generated_gradebook(course: Path, assignment: str, api, cache: Path | None) 
         cached.parent.mkdir(parents=True, exist_ok=True)
         for older in cached.parent.glob(f"{assignment}-*.db"):  # one per assignment: an edited source replaces it
             older.unlink(missing_ok=True)
-        scratch = cached.with_suffix(f".tmp{os.getpid()}")
-        shutil.copyfile(gradebook, scratch)
-        os.replace(scratch, cached)  # another check running at the same time sees the whole file or none
+        with gradebook.open("rb") as source:  # another check running at the same time sees the whole file or none
+            write_atomically(cached, lambda file: shutil.copyfileobj(source, file), mode=0o644)
     return result
 
 
@@ -276,10 +276,8 @@ def main(argv: list[str]) -> int:
     for index, student in enumerate(job["students"]):
         result = grade(Path(job["course"]), job["assignment"], student, job.get("options", {}),
                        generate=job.get("generate", False) and index == 0, **folder)
-        path = Path(job["results"]) / f"{index}.json"
-        scratch = path.with_suffix(".tmp")
-        scratch.write_text(json.dumps(asdict(result)), encoding="utf-8")
-        os.replace(scratch, path)  # the parent counts finished students by these files
+        text = json.dumps(asdict(result)).encode("utf-8")  # the parent counts finished students by these files
+        write_atomically(Path(job["results"]) / f"{index}.json", lambda file: file.write(text), mode=0o644)
     return 0
 
 
