@@ -63,15 +63,33 @@ RECOMPUTE = {
     "ch05-softmax-123": lambda: softmax(np.array([1.0, 2, 3])).max(),
     "ch05-large-equal-scores": lambda: softmax(np.array([1000.0, 1000, 1000]))[0],
     "ch05-uniform-entropy": lambda: entropy(np.full(8, 1 / 8)),
+    "ch05-fp16-exp-overflow": lambda: np.log(np.finfo(np.float16).max),
+    "ch05-bf16-running-sum": lambda: __import__("sdpa_course.lessons.precision", fromlist=["running_sum"])
+                                     .running_sum(np.ones(4096), "bfloat16"),
+    "ch05-logsumexp-value": lambda: __import__("sdpa_lib").logsumexp(np.full(4, 10.0)),
     "ch06-weighted-output": lambda: softmax(np.log([1.0, 3.0])) @ np.array([2.0, 6.0]),
     "ch06-head-dim": lambda: split_heads(np.zeros((1, 768)), 12).shape[-1],
     "ch06-mha-parameters": lambda: MultiHeadAttention(512, 8, RNG).parameter_count(),
     "ch06-gqa-parameters": lambda: MultiHeadAttention(512, 8, RNG, num_kv_heads=2).parameter_count(),
+    "ch06-kv-cache-gqa-8k": lambda: kv_cache_bytes(layers=32, kv_heads=8, head_dim=128, tokens=8192) / 2**30,
+    "ch06-cache-vs-weights": lambda: __import__("sdpa_course.lessons.cost", fromlist=["cost"])
+                                     .tokens_where_cache_equals_weights(7.0e9, layers=32, kv_heads=32, head_dim=128) / 1000,
     "ch07-flops-4096": lambda: attention_flops(4096, 4096, 128, 128) / 1e9,
     "ch07-score-memory-32k": lambda: attention_memory_bytes(32768, 32768, 64, 64)["intermediate"] / 2**30,
     "ch07-double-length": lambda: score_matrix_elements(2048) / score_matrix_elements(1024),
+    # old scores [2, 2 - ln 2] give m = 2 and l = 1.5; the new block is [3, 1]; l' = sum exp(s - 3) over all four
+    "ch07-online-update-step": lambda: np.exp(np.array([2.0, 2 - np.log(2), 3.0, 1.0]) - 3).sum(),
+    # five (L, S, E)-sized products in the backward (QK^T recomputed, dV, dP, dQ, dK) against the forward's two
+    "ch07-backward-flops": lambda: 5 * (2 * 1024 * 1024 * 64) / attention_flops(1024, 1024, 64, 64),
+    "ch07-causal-tiles": lambda: causal_mask(4096).reshape(32, 128, 32, 128).any(axis=(1, 3)).sum(),
+    # chunk A: three keys of score 0 and value 2 (m 0, l 3, o 2); chunk B: one key of score 1 and value 5
+    "ch07-combine-partials": lambda: softmax(np.array([0.0, 0, 0, 1])) @ np.array([2.0, 2, 2, 5]),
+    "ch07-linear-flops-ratio": lambda: attention_flops(16384, 16384, 64, 64) / (2 * 64 * 16384 * 64 + 2 * 16384 * 64 * 64),
     "ch08-causal-count": lambda: causal_mask(6).sum(),
     "ch08-padding-count": lambda: (~padding_mask([3, 5], 5)).sum(),
+    "ch08-sliding-window-reach": lambda: __import__("sdpa_course.lessons.positions", fromlist=["window_reach"])
+                                         .window_reach(64, 8, 6),
+    "ch08-packed-causal-count": lambda: (__import__("sdpa_lib").block_diagonal_mask([2, 3, 1]) & causal_mask(6)).sum(),
     "ch10-demo-weight-total": lambda: seed_demo_weights().sum(),
     "ch13-llama70b-cache-32k": lambda: kv_cache_bytes(layers=80, kv_heads=8, head_dim=128, tokens=32768) / 2**30,
     "ch10-scale-value": lambda: (scaled_scores(np.ones((1, 64)), np.ones((1, 64)))
