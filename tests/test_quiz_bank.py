@@ -94,6 +94,26 @@ RECOMPUTE = {
     "ch13-llama70b-cache-32k": lambda: kv_cache_bytes(layers=80, kv_heads=8, head_dim=128, tokens=32768) / 2**30,
     "ch10-scale-value": lambda: (scaled_scores(np.ones((1, 64)), np.ones((1, 64)))
                                  / dot_product_scores(np.ones((1, 64)), np.ones((1, 64))))[0, 0],
+    "ch09-cross-attention-weights": lambda: attention_weights(RNG.normal(size=(8, 7, 16)), RNG.normal(size=(8, 9, 16))).size,
+    "ch09-summary-cost": lambda: attention_flops(2000, 2000, 64, 64) / attention_flops(100, 2000, 64, 64),
+    "ch10-forgotten-scale-weight": lambda: softmax(np.array([4.0, 0.0]))[0],
+    "ch11-contribution-norm": lambda: np.linalg.norm(np.array([0.6, 0.3, 0.1])[:, None]
+                                                     * np.array([[0.3, 0.4], [0.0, 2.0], [4.0, 0.0]]), axis=-1).max(),
+    "ch13-rope-frequency": lambda: __import__("sdpa_lib").rope_frequencies(64)[16],
+    "ch13-mqa-per-token": lambda: kv_cache_bytes(layers=80, kv_heads=1, head_dim=128, tokens=1) / 1024,
+    "ch13-sliding-window-cache": lambda: kv_cache_bytes(layers=32, kv_heads=8, head_dim=128,
+                                                        tokens=min(100_000, 4096)) / 2**30,
+    "ch13-mla-per-token": lambda: __import__("sdpa_course.lessons.decoding", fromlist=["_"]).cache_per_token_bytes(
+        __import__("sdpa_course.lessons.decoding", fromlist=["_"]).MODELS[1], family="MLA") / 1024,
+    "ch13-gqa-decode-intensity": lambda: __import__("sdpa_course.lessons.decoding", fromlist=["_"]).arithmetic_intensity(
+        "decode", tokens=1, context=4096, D=8192, kv_heads=8, heads=64)["attention"]["intensity"],
+    "ch13-soft-cap": lambda: (lambda cap: cap * np.tanh(100 / cap))(
+        __import__("sdpa_course.lessons.precision", fromlist=["_"]).SOFT_CAP),
+    "ch13-window-reach": lambda: __import__("sdpa_course.lessons.positions", fromlist=["_"]).window_reach(64, 5, 6),
+    "ch13-alibi-slope": lambda: __import__("sdpa_lib").alibi_slopes(8)[2],
+    "ch13-fp16-running-sum": lambda: __import__("sdpa_course.lessons.precision", fromlist=["_"]).running_sum(
+        np.full(4096, 0.9), "float16"),
+    "ch13-fp16-exp-limit": lambda: np.log(np.finfo(np.float16).max),
 }
 
 
