@@ -1,5 +1,6 @@
 """The question bank: schema, coverage of the seed, and every numeric answer recomputed by code."""
 import re
+from dataclasses import replace
 from collections import Counter
 from functools import lru_cache
 
@@ -12,6 +13,7 @@ from sdpa_lib import (MultiHeadAttention, attention_flops, attention_memory_byte
                       dot_product_scores, entropy, init_projection, padding_mask, scaled_scores, softmax, split_heads)
 from sdpa_course.lessons.cost import kv_cache_bytes
 from sdpa_course.quiz import BankError, grade, load_bank
+from sdpa_course.quiz.schema import Option, Question
 from sdpa_course.quiz.bank import BANK_DIR, load_questions
 
 BANK = load_bank()
@@ -131,9 +133,49 @@ def test_numeric_answer_matches_the_code(qid):
     assert grade(question, value)
 
 
-def test_every_chapter_has_at_least_four_questions():
+def test_the_bank_is_deep_enough():
+    """At least 160 questions, and at least 8 in every chapter (chapter 13 included)."""
     counts = Counter(q.chapter for q in BANK)
-    assert {c.number: counts[c.number] for c in CHAPTERS if counts[c.number] < 4} == {}
+    assert len(BANK) >= 160
+    assert {c.number: counts[c.number] for c in CHAPTERS if counts[c.number] < 8} == {}
+
+
+DEPTH_TOPICS = ["rope", "kv-cache", "prefill", "mla", "mqa", "flashattention", "online-softmax", "backward",
+                "bfloat16", "float16", "precision", "qk-norm", "soft-capping", "sliding-window", "alibi",
+                "attention-sinks", "linear-attention"]  # the depth list of the interview issue, as tags
+
+
+def test_every_depth_topic_has_questions():
+    tags = Counter(tag for q in BANK for tag in q.tags)
+    assert [topic for topic in DEPTH_TOPICS if tags[topic] == 0] == []
+
+
+def pick_score(question, pick) -> float:
+    """What "always pick the longest (or shortest) option" scores on ``question``, ties split evenly."""
+    lengths = [len(option.text) for option in question.options]
+    tied = [i for i, length in enumerate(lengths) if length == pick(lengths)]
+    return sum(question.options[i].correct for i in tied) / len(tied)
+
+
+@pytest.mark.parametrize("pick", [max, min], ids=["longest", "shortest"])
+def test_option_lengths_give_nothing_away(pick):
+    """Picking the longest (or the shortest) option scores at most 35% of the single-choice questions."""
+    single = [q for q in BANK if q.type == "single"]
+    assert sum(pick_score(q, pick) for q in single) / len(single) <= 0.35
+
+
+def test_pick_score_counts_ties_and_can_flag_a_give_away():
+    give_away = Question("x", 1, "single", "easy", ("t",), "?", "why", options=(
+        Option("the right one, the longest by far", True), Option("no", False), Option("na", False)))
+    tie = replace(give_away, options=(Option("aa", True), Option("bb", False)))
+    assert (pick_score(give_away, max), pick_score(give_away, min), pick_score(tie, max)) == (1.0, 0.0, 0.5)
+
+
+def test_every_distractor_says_which_mistake_it_is():
+    """Every wrong option of a choice question carries a ``why``: the real mistake it stands for."""
+    missing = [(q.id, o.text) for q in BANK if q.type in ("single", "multiple") for o in q.options
+               if not o.correct and not o.why]
+    assert missing == []
 
 
 def test_every_choice_question_is_well_formed():
@@ -213,6 +255,13 @@ BROKEN = [
     ("not YAML", {"ch01_visual_demo.yaml": "chapter: [1"}, r"ch01_visual_demo.yaml: not valid YAML"),
     ("no prompt", {"ch01_visual_demo.yaml": {"chapter": 1, "questions": [single(prompt="  ")]}},
      r"question 'x-1': 'prompt' must be a non-empty string"),
+    ("a why on the right option", {"ch01_visual_demo.yaml": {"chapter": 1, "questions": [single(
+        options=[{"text": "a", "correct": True, "why": "it is right"}, {"text": "b"}])]}},
+     r"question 'x-1': option 1 is correct: its reasons belong in the explanation"),
+    ("a former id in use", {"ch01_visual_demo.yaml": {"chapter": 1, "questions": [single(), single("x-2", formerly=["x-1"])]}},
+     r"ch01_visual_demo.yaml: question id 'x-1' is already used"),
+    ("formerly not a list", {"ch01_visual_demo.yaml": {"chapter": 1, "questions": [single(formerly="x-0")]}},
+     r"question 'x-1': 'formerly' must be a list of earlier ids"),
 ]
 
 

@@ -156,3 +156,12 @@ def test_review_asks_what_is_due_the_most_forgotten_first(tmp_path):
     assert [q.id for q in choose_questions(review=True, store=store)] == ["ch03-dot-by-hand"]
     now[0] += timedelta(days=5)
     assert [q.id for q in choose_questions(review=True, store=store)] == ["ch03-dot-by-hand", "ch04-sqrt-128"]
+
+
+def test_a_wrong_option_picked_says_which_mistake_it_is():
+    question = Question("x", 1, "multiple", "easy", ("t",), "?", "the reason", options=(
+        Option("right", True), Option("slip one", False, "the first slip"), Option("slip two", False, "the second slip")))
+    presented = present(question)
+    wrong = feedback(presented, frozenset({0, 2}))
+    assert "Not C: the second slip" in wrong and "the first slip" not in wrong
+    assert "Not " not in feedback(presented, frozenset({0}))
