@@ -41,3 +41,8 @@ def execute_notebook(path: Path, *, timeout: int = 300, allow_errors: bool = Fal
 
 def lecture_notebooks() -> list[Path]:
     return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def translated_lecture_notebooks() -> list[Path]:
+    """The generated translations of the lecture notebooks (``zh/notebooks/``)."""
+    return sorted((ROOT / "zh" / "notebooks").glob("[0-9][0-9]_*.ipynb"))

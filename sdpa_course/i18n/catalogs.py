@@ -1,0 +1,123 @@
+"""Translation catalogs (gettext ``.po`` files, read and written with ``polib``) for the course's notebooks.
+
+One catalog per English notebook: ``locale/<language>/<folder>/<name>.po`` for
+``<folder>/<name>.ipynb``.  Each entry is one unit of :mod:`~sdpa_course.i18n.notebooks`:
+``msgctxt`` the cell's id, ``msgid`` the English text, ``msgstr`` the translation; its
+occurrence names the notebook and its extracted comment the kind of unit.
+
+:func:`updated` brings a catalog in line with its English notebook, as ``msgmerge`` does:
+
+* a unit already in the catalog keeps its entry;
+* a unit whose English changed takes over the old entry of its cell (the most similar one, for
+  a code cell with several literals): the translation is kept but marked **fuzzy**, with the
+  old English as ``#| msgid``, so the translator sees what changed;
+* a new unit gets an empty entry; entries of units that are gone are dropped.
+
+:func:`problems` lists what stops a catalog from building a faithful notebook: an entry
+missing or left over, untranslated, fuzzy, or a code literal whose translation is not a
+literal of the same kind with the same fields.
+"""
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import polib
+
+from .notebooks import Unit, literal_problem, units
+
+LOCALE_DIR = "locale"
+KIND_COMMENT = {"markdown": "markdown cell", "literal": "code cell: a string the output shows"}
+KINDS = {comment: kind for kind, comment in KIND_COMMENT.items()}
+
+
+def catalog_path(root: Path, notebook: Path, language: str) -> Path:
+    """``locale/<language>/<folder>/<name>.po`` for ``<folder>/<name>.ipynb`` (paths relative to ``root``)."""
+    relative = notebook.resolve().relative_to(root.resolve())
+    return root / LOCALE_DIR / language / relative.with_suffix(".po")
+
+
+def load(path: Path, language: str) -> polib.POFile:
+    """The catalog at ``path``, or a new empty one for ``language`` if there is none yet."""
+    if path.exists():
+        return polib.pofile(str(path), wrapwidth=0)
+    catalog = polib.POFile(wrapwidth=0)
+    catalog.metadata = {"Project-Id-Version": "sdpa-course", "Language": language,
+                        "MIME-Version": "1.0", "Content-Type": "text/plain; charset=UTF-8",
+                        "Content-Transfer-Encoding": "8bit"}
+    return catalog
+
+
+def _kind(entry: polib.POEntry) -> str:
+    return KINDS.get(entry.comment, "markdown")
+
+
+def updated(catalog: polib.POFile, notebook, source_name: str) -> polib.POFile:
+    """A catalog with one entry per unit of ``notebook``, in cell order, carrying over what ``catalog`` holds."""
+    old = {(entry.msgctxt, entry.msgid): entry for entry in catalog if not entry.obsolete}
+    wanted = units(notebook)
+    current = {(unit.context, unit.text) for unit in wanted}
+    orphans: dict[str, list[polib.POEntry]] = {}
+    for key, entry in old.items():
+        if key not in current and entry.msgstr:
+            orphans.setdefault(entry.msgctxt, []).append(entry)
+    result = polib.POFile(wrapwidth=0)
+    result.metadata = dict(catalog.metadata)
+    for unit in wanted:
+        entry = polib.POEntry(msgctxt=unit.context, msgid=unit.text, comment=KIND_COMMENT[unit.kind],
+                              occurrences=[(source_name, unit.context)])
+        kept = old.get((unit.context, unit.text))
+        if kept is not None:
+            entry.msgstr, entry.flags = kept.msgstr, list(kept.flags)
+            entry.previous_msgid = kept.previous_msgid
+        else:
+            predecessor = _closest(unit, orphans.get(unit.context, []))
+            if predecessor is not None:
+                orphans[unit.context].remove(predecessor)
+                entry.msgstr, entry.flags = predecessor.msgstr, ["fuzzy"]
+                entry.previous_msgid = predecessor.previous_msgid or predecessor.msgid
+        result.append(entry)
+    return result
+
+
+def _closest(unit: Unit, candidates: list[polib.POEntry]) -> polib.POEntry | None:
+    """The old entry of the same cell and kind most like ``unit``'s English (a changed text), if any."""
+    same_kind = [entry for entry in candidates if _kind(entry) == unit.kind]
+    if not same_kind:
+        return None
+    return max(same_kind, key=lambda entry: difflib.SequenceMatcher(None, entry.msgid, unit.text).ratio())
+
+
+def problems(catalog: polib.POFile, notebook) -> list[str]:
+    """What keeps ``catalog`` from translating ``notebook`` faithfully; empty when it is complete and current."""
+    found = []
+    entries = {(entry.msgctxt, entry.msgid): entry for entry in catalog if not entry.obsolete}
+    wanted = {(unit.context, unit.text): unit for unit in units(notebook)}
+    for key in wanted.keys() - entries.keys():
+        found.append(f"cell {key[0]}: no entry for {_short(key[1])} (run scripts/translate.py update)")
+    for key in entries.keys() - wanted.keys():
+        found.append(f"cell {key[0]}: the entry for {_short(key[1])} is left over (run scripts/translate.py update)")
+    for key in wanted.keys() & entries.keys():
+        entry, unit = entries[key], wanted[key]
+        if "fuzzy" in entry.flags:
+            found.append(f"cell {key[0]}: stale: the English changed since it was translated; "
+                         f"was {_short(entry.previous_msgid or '?')}, now {_short(entry.msgid)}")
+        elif not entry.msgstr.strip():
+            found.append(f"cell {key[0]}: not translated: {_short(entry.msgid)}")
+        elif unit.kind == "literal":
+            problem = literal_problem(unit.text, entry.msgstr)
+            if problem:
+                found.append(f"cell {key[0]}: {problem}: {_short(entry.msgstr)}")
+    return sorted(found)
+
+
+def translator(catalog: polib.POFile):
+    """``translate(unit)``: the translation of a unit when its entry is translated and current, else None."""
+    done = {(entry.msgctxt, entry.msgid): entry.msgstr for entry in catalog
+            if entry.msgstr and "fuzzy" not in entry.flags and not entry.obsolete}
+    return lambda unit: done.get((unit.context, unit.text))
+
+
+def _short(text: str, limit: int = 60) -> str:
+    line = " ".join(text.split())
+    return repr(line if len(line) <= limit else line[:limit] + "…")

@@ -1,0 +1,170 @@
+"""The translated course: catalogs complete and current, generated notebooks in sync, code unchanged, terms kept.
+
+Every English notebook with a catalog in ``locale/zh_CN/`` is checked; the machinery itself is
+checked on a scratch copy (a changed English cell marks its translation stale).
+"""
+from __future__ import annotations
+
+import shutil
+
+import nbformat
+import polib
+import pytest
+
+from nbrun import ROOT
+from sdpa_course.i18n import catalogs
+from sdpa_course.i18n.book import LANGUAGES, Source, build, built, translated_sources, update
+from sdpa_course.i18n.notebooks import Unit, _segments, literal_problem, read, translated, units
+from sdpa_course.i18n.terms import missing_terms
+
+SOURCES = translated_sources(ROOT, "zh")
+
+
+def ids(sources):
+    return [source.name for source in sources]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=ids(SOURCES))
+def test_catalog_is_complete_and_current(source):
+    """Is every unit of the English notebook translated, and no translation stale (fuzzy) or left over?"""
+    catalog = catalogs.load(source.catalog, LANGUAGES["zh"])
+    assert catalogs.problems(catalog, read(source.notebook)) == []
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=ids(SOURCES))
+def test_generated_notebook_is_in_sync_with_its_catalog(source):
+    """Is zh/... exactly what the English notebook and its catalog build (python scripts/translate.py build)?"""
+    assert source.output.exists(), f"{source.output} is missing: run python scripts/translate.py build"
+    assert nbformat.writes(read(source.output)) == nbformat.writes(built(source))
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=ids(SOURCES))
+def test_translated_code_is_the_english_code(source):
+    """Apart from the strings the output shows, is every code cell the English one, character for character?"""
+    def blanked(code: str) -> str:
+        for start, end, _ in reversed(_segments(code)):
+            code = code[:start] + "''" + code[end:]
+        return code
+
+    english, chinese = read(source.notebook), read(source.output)
+    assert [c.cell_type for c in chinese.cells] == [c.cell_type for c in english.cells]
+    for mine, theirs in zip(english.cells, chinese.cells):
+        if mine.cell_type == "code":
+            assert blanked(theirs.source) == blanked(mine.source), mine.id
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=ids(SOURCES))
+def test_translation_uses_the_glossary_terms(source):
+    """Where the English uses a glossary term, does the Chinese use the glossary's Chinese for it?"""
+    catalog = catalogs.load(source.catalog, LANGUAGES["zh"])
+    missing = {f"cell {entry.msgctxt}": found for entry in catalog if entry.comment == catalogs.KIND_COMMENT["markdown"]
+               for found in [missing_terms(entry.msgid, entry.msgstr, entry.tcomment)] if found}
+    assert missing == {}
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=ids(SOURCES))
+def test_formulas_and_code_spans_are_kept(source):
+    """Are the English cell's formulas ($...$) and code spans (`...`) all in its translation, unchanged?"""
+    import re
+    pieces = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$|`[^`\n]+`", re.S)
+    catalog = catalogs.load(source.catalog, LANGUAGES["zh"])
+    lost = {}
+    for entry in catalog:
+        if entry.comment == catalogs.KIND_COMMENT["markdown"]:
+            gone = sorted(set(pieces.findall(entry.msgid)) - set(pieces.findall(entry.msgstr)))
+            if gone:
+                lost[entry.msgctxt] = gone
+    assert lost == {}
+
+
+# --- the machinery, on a scratch copy ---------------------------------------------------------------
+
+NOTEBOOK = nbformat.v4.new_notebook(cells=[
+    nbformat.v4.new_markdown_cell("# The scaling factor\n\nDivide by $\\sqrt{d_k}$.", id="intro"),
+    nbformat.v4.new_code_cell('w = 0.5\nprint(f"max weight {w:.2f}")  # a comment\nax_title = "not shown"\n'
+                              'print("done")', id="code"),
+])
+CHINESE = {"# The scaling factor\n\nDivide by $\\sqrt{d_k}$.": "# 缩放因子\n\n除以 $\\sqrt{d_k}$。",
+           'f"max weight {w:.2f}"': 'f"最大权重 {w:.2f}"', '"done"': '"完成"'}
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    nbformat.write(NOTEBOOK, str(tmp_path / "notebooks" / "04_demo.ipynb"))
+    source = Source(tmp_path, tmp_path / "notebooks" / "04_demo.ipynb", "zh")
+    update(source)
+    catalog = polib.pofile(str(source.catalog))
+    for entry in catalog:
+        entry.msgstr = CHINESE[entry.msgid]
+    catalog.save()
+    return source
+
+
+def test_units_are_the_prose_and_the_printed_strings():
+    assert [(u.context, u.kind, u.text) for u in units(NOTEBOOK)] == [
+        ("intro", "markdown", NOTEBOOK.cells[0].source), ("code", "literal", 'f"max weight {w:.2f}"'),
+        ("code", "literal", '"done"')]
+
+
+def test_a_complete_catalog_builds_the_translated_notebook(scratch):
+    output = build(scratch)
+    built_notebook = read(output)
+    assert built_notebook.cells[0].source == "# 缩放因子\n\n除以 $\\sqrt{d_k}$。"
+    assert built_notebook.cells[1].source == ('w = 0.5\nprint(f"最大权重 {w:.2f}")  # a comment\nax_title = "not shown"\n'
+                                              'print("完成")')
+    assert built_notebook.metadata["language"] == "zh"
+    assert "WenQuanYi" in (output.parent / "matplotlibrc").read_text()
+
+
+@pytest.mark.parametrize("cell, new_source", [(0, "# The scaling factor, again\n\nDivide by $\\sqrt{d_k}$."),
+                                              (1, 'w = 0.5\nprint(f"largest weight {w:.2f}")\nprint("done")')])
+def test_a_changed_english_cell_marks_its_translation_stale(scratch, cell, new_source):
+    """The English changes: the old translation is kept but fuzzy, the catalog has a problem, the build refuses."""
+    notebook = read(scratch.notebook)
+    notebook.cells[cell].source = new_source
+    nbformat.write(notebook, str(scratch.notebook))
+    assert catalogs.problems(polib.pofile(str(scratch.catalog)), notebook)  # stale before the update already
+    update(scratch)
+    catalog = polib.pofile(str(scratch.catalog))
+    stale = [entry for entry in catalog if "fuzzy" in entry.flags]
+    assert len(stale) == 1 and stale[0].msgstr in CHINESE.values() and stale[0].previous_msgid
+    assert any("stale" in problem for problem in catalogs.problems(catalog, notebook))
+    with pytest.raises(ValueError, match="stale"):
+        build(scratch)
+
+
+def test_a_new_english_cell_needs_a_translation(scratch):
+    notebook = read(scratch.notebook)
+    notebook.cells.append(nbformat.v4.new_markdown_cell("A new paragraph.", id="new"))
+    nbformat.write(notebook, str(scratch.notebook))
+    update(scratch)
+    assert catalogs.problems(polib.pofile(str(scratch.catalog)), notebook) == ["cell new: not translated: 'A new paragraph.'"]
+
+
+def test_an_untranslated_unit_stays_english_in_a_draft_build(scratch):
+    catalog = polib.pofile(str(scratch.catalog))
+    catalog[0].msgstr = ""
+    catalog.save()
+    assert built(scratch).cells[0].source == NOTEBOOK.cells[0].source
+
+
+@pytest.mark.parametrize("english, chinese, problem", [
+    ('f"max {w:.2f}"', 'f"最大 {w:.3f}"', "fields"),
+    ('f"max {w:.2f}"', '"最大"', "same kind"),
+    ('"done"', '"完成" + x', "same kind"),
+    ('"done"', '完成', "same kind"),  # a Chinese name is a Python identifier, not a string
+    ('"done"', '"完成', "not a Python string literal"),
+    ('f"max {w:.2f}"', 'f"最大 {w:.2f}"', None),
+    ('f"a {x}, " f"b {y}"', 'f"甲 {y}，乙 {x}"', None),  # fields may move; joined literals may become one
+])
+def test_a_translated_literal_keeps_its_kind_and_fields(english, chinese, problem):
+    found = literal_problem(english, chinese)
+    assert (found is None) if problem is None else (problem in found)
+
+
+def test_glossary_terms_are_checked_with_exceptions():
+    assert missing_terms("Scale the variance.", "缩放方差。") == []
+    assert missing_terms("Scale the variance; then mask it.", "缩放方差，然后遮住它。") == ["mask -> 掩码"]
+    assert missing_terms("Use layer norm.", "使用层归一化。", "glossary: not norm (layer norm here)") == []
+    assert missing_terms("`mask` is a name; $d_k$ too.", "名字") == []
