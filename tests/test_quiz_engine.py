@@ -165,3 +165,21 @@ def test_a_wrong_option_picked_says_which_mistake_it_is():
     wrong = feedback(presented, frozenset({0, 2}))
     assert "Not C: the second slip" in wrong and "the first slip" not in wrong
     assert "Not " not in feedback(presented, frozenset({0}))
+
+
+@pytest.mark.parametrize("text, expected", [("对", True), ("是", True), ("错", False), ("否", False), ("正确", True)])
+def test_chinese_true_false_words(text, expected):
+    assert parse_answer(present(type_filter("true_false")[0]), text) is expected
+
+
+def type_filter(kind):
+    from sdpa_course.quiz import load_bank
+    return [q for q in load_bank() if q.type == kind]
+
+
+def test_full_width_letters_digits_and_chinese_separators():
+    multiple = present(type_filter("multiple")[0])
+    assert parse_answer(multiple, "Ａ，Ｃ") == parse_answer(multiple, "A,C") == parse_answer(multiple, "a、c")
+    assert parse_answer(present(type_filter("numeric")[0]), "１１．３１") == 11.31
+    with pytest.raises(AnswerError, match="is not understood"):
+        parse_answer(present(type_filter("true_false")[0]), "也许")

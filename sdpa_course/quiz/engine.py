@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,8 +19,9 @@ from .schema import Question
 
 LETTERS = string.ascii_uppercase
 ECHO_LIMIT = 200  # characters of a typed line shown back in a message
-TRUE_WORDS = {"t", "true", "y", "yes", "1"}
-FALSE_WORDS = {"f", "false", "n", "no", "0"}
+TRUE_WORDS = {"t", "true", "y", "yes", "1", "对", "是", "正确", "真"}
+FALSE_WORDS = {"f", "false", "n", "no", "0", "错", "否", "错误", "假"}
+SEPARATORS = r"[\s,;/、]+"  # between letters: after NFKC the Chinese comma and semicolon are "," and ";"
 KIND_NAMES = {"single": "single choice", "multiple": "multiple choice: pick every correct option",
               "true_false": "true or false", "numeric": "numeric answer", "open": "open question"}  # as shown
 
@@ -78,7 +80,7 @@ def shown(text: str) -> str:
 
 
 def _parse_letters(presented: Presented, text: str) -> frozenset[int]:
-    letters = re.sub(r"[\s,;/]+", "", text).upper()
+    letters = re.sub(SEPARATORS, "", text).upper()
     if not letters:
         raise AnswerError(f"no option chosen in {shown(text)}; answer with {answer_hint(presented)}")
     unknown = sorted(set(letters) - set(presented.labels))
@@ -103,6 +105,9 @@ def _parse_yes_no(text: str, hint: str) -> bool:
 def parse_answer(presented: Presented, text: str):
     """Read a typed answer: a set of bank option indices, a bool or a float.
 
+    Chinese input is read as well: 对/是/正确 and 错/否/错误 for true and false, full-width
+    letters and digits, and the Chinese comma, semicolon and 、 between letters (``Ａ，Ｃ``, ``A、C``).
+
     Raises
     ------
     AnswerError
@@ -111,6 +116,7 @@ def parse_answer(presented: Presented, text: str):
     """
     if not isinstance(text, str) or not text.strip():
         raise AnswerError(f"no answer given; type {answer_hint(presented)}")
+    text = unicodedata.normalize("NFKC", text)  # full-width letters and digits (Ａ，１２．５) as their ASCII forms
     kind = presented.question.type
     if kind in ("single", "multiple"):
         chosen = _parse_letters(presented, text)
