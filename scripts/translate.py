@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from sdpa_course.i18n import catalogs  # noqa: E402
 from sdpa_course.i18n.book import LANGUAGES, Source, all_sources, build, translated_sources, update  # noqa: E402
-from sdpa_course.i18n.notebooks import read  # noqa: E402
+from sdpa_course.i18n.notebooks import read, units  # noqa: E402
 
 
 def chosen(args) -> list[Source]:
@@ -56,7 +56,7 @@ def main(argv=None) -> int:
                 print(error, file=sys.stderr)
         else:
             catalog = catalogs.load(source.catalog, LANGUAGES[args.lang])
-            problems = catalogs.problems(catalog, read(source.notebook))
+            problems = catalogs.problems(catalog, units(read(source.notebook)))
             print(f"{source.name}: {len(catalog)} entries, {len(problems)} problem(s)")
             print("".join(f"  {problem}\n" for problem in problems), end="")
             failed |= bool(problems)

@@ -28,7 +28,7 @@ def ids(sources):
 def test_catalog_is_complete_and_current(source):
     """Is every unit of the English notebook translated, and no translation stale (fuzzy) or left over?"""
     catalog = catalogs.load(source.catalog, LANGUAGES["zh"])
-    assert catalogs.problems(catalog, read(source.notebook)) == []
+    assert catalogs.problems(catalog, units(read(source.notebook))) == []
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=ids(SOURCES))
@@ -124,12 +124,12 @@ def test_a_changed_english_cell_marks_its_translation_stale(scratch, cell, new_s
     notebook = read(scratch.notebook)
     notebook.cells[cell].source = new_source
     nbformat.write(notebook, str(scratch.notebook))
-    assert catalogs.problems(polib.pofile(str(scratch.catalog)), notebook)  # stale before the update already
+    assert catalogs.problems(polib.pofile(str(scratch.catalog)), units(notebook))  # stale before the update already
     update(scratch)
     catalog = polib.pofile(str(scratch.catalog))
     stale = [entry for entry in catalog if "fuzzy" in entry.flags]
     assert len(stale) == 1 and stale[0].msgstr in CHINESE.values() and stale[0].previous_msgid
-    assert any("stale" in problem for problem in catalogs.problems(catalog, notebook))
+    assert any("stale" in problem for problem in catalogs.problems(catalog, units(notebook)))
     with pytest.raises(ValueError, match="stale"):
         build(scratch)
 
@@ -139,7 +139,8 @@ def test_a_new_english_cell_needs_a_translation(scratch):
     notebook.cells.append(nbformat.v4.new_markdown_cell("A new paragraph.", id="new"))
     nbformat.write(notebook, str(scratch.notebook))
     update(scratch)
-    assert catalogs.problems(polib.pofile(str(scratch.catalog)), notebook) == ["cell new: not translated: 'A new paragraph.'"]
+    assert catalogs.problems(polib.pofile(str(scratch.catalog)), units(notebook)) == [
+        "cell new: not translated: 'A new paragraph.'"]
 
 
 def test_an_untranslated_unit_stays_english_in_a_draft_build(scratch):

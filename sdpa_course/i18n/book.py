@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 
 from . import catalogs
-from .notebooks import read, translated
+from .notebooks import read, translated, units
 
 LANGUAGES = {"zh": "zh_CN"}  # the course's language codes and their gettext locale names
 SOURCE_FOLDERS = ("notebooks",)  # the English notebooks that have translations
@@ -63,7 +63,7 @@ def translated_sources(root: Path, language: str) -> list[Source]:
 
 def update(source: Source) -> None:
     """Write ``source``'s catalog in step with its English notebook (see :func:`catalogs.updated`)."""
-    catalog = catalogs.updated(catalogs.load(source.catalog, LANGUAGES[source.language]), read(source.notebook),
+    catalog = catalogs.updated(catalogs.load(source.catalog, LANGUAGES[source.language]), units(read(source.notebook)),
                                source.name)
     source.catalog.parent.mkdir(parents=True, exist_ok=True)
     catalog.save(str(source.catalog))
@@ -78,7 +78,7 @@ def built(source: Source):
 def build(source: Source) -> Path:
     """Write ``source``'s translated notebook; refuses with ``ValueError`` listing its catalog's problems."""
     catalog = catalogs.load(source.catalog, LANGUAGES[source.language])
-    problems = catalogs.problems(catalog, read(source.notebook))
+    problems = catalogs.problems(catalog, units(read(source.notebook)))
     if problems:
         raise ValueError(f"{source.catalog} cannot build {source.output}:\n  " + "\n  ".join(problems))
     source.output.parent.mkdir(parents=True, exist_ok=True)

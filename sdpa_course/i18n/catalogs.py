@@ -1,11 +1,12 @@
-"""Translation catalogs (gettext ``.po`` files, read and written with ``polib``) for the course's notebooks.
+"""Translation catalogs (gettext ``.po`` files, read and written with ``polib``) for the course's English sources.
 
-One catalog per English notebook: ``locale/<language>/<folder>/<name>.po`` for
-``<folder>/<name>.ipynb``.  Each entry is one unit of :mod:`~sdpa_course.i18n.notebooks`:
-``msgctxt`` the cell's id, ``msgid`` the English text, ``msgstr`` the translation; its
-occurrence names the notebook and its extracted comment the kind of unit.
+One catalog per English source file: ``locale/<language>/<folder>/<name>.po`` for
+``<folder>/<name>.ipynb`` (or ``.yaml``).  Each entry is one :class:`~sdpa_course.i18n.notebooks.Unit`:
+``msgctxt`` where it sits (a notebook cell's id, a question's id and field), ``msgid`` the
+English text, ``msgstr`` the translation; its occurrence names the source and its extracted
+comment the kind of unit.
 
-:func:`updated` brings a catalog in line with its English notebook, as ``msgmerge`` does:
+:func:`updated` brings a catalog in line with its English source, as ``msgmerge`` does:
 
 * a unit already in the catalog keeps its entry;
 * a unit whose English changed takes over the old entry of its cell (the most similar one, for
@@ -24,16 +25,16 @@ from pathlib import Path
 
 import polib
 
-from .notebooks import Unit, literal_problem, units
+from .notebooks import Unit, literal_problem
 
 LOCALE_DIR = "locale"
-KIND_COMMENT = {"markdown": "markdown cell", "literal": "code cell: a string the output shows"}
+KIND_COMMENT = {"markdown": "markdown cell", "literal": "code cell: a string the output shows", "text": "text"}
 KINDS = {comment: kind for kind, comment in KIND_COMMENT.items()}
 
 
-def catalog_path(root: Path, notebook: Path, language: str) -> Path:
-    """``locale/<language>/<folder>/<name>.po`` for ``<folder>/<name>.ipynb`` (paths relative to ``root``)."""
-    relative = notebook.resolve().relative_to(root.resolve())
+def catalog_path(root: Path, source: Path, language: str) -> Path:
+    """``locale/<language>/<folder>/<name>.po`` for ``<folder>/<name>.<ext>`` (paths relative to ``root``)."""
+    relative = source.resolve().relative_to(root.resolve())
     return root / LOCALE_DIR / language / relative.with_suffix(".po")
 
 
@@ -52,10 +53,9 @@ def _kind(entry: polib.POEntry) -> str:
     return KINDS.get(entry.comment, "markdown")
 
 
-def updated(catalog: polib.POFile, notebook, source_name: str) -> polib.POFile:
-    """A catalog with one entry per unit of ``notebook``, in cell order, carrying over what ``catalog`` holds."""
+def updated(catalog: polib.POFile, wanted: list[Unit], source_name: str) -> polib.POFile:
+    """A catalog with one entry per unit of ``wanted``, in their order, carrying over what ``catalog`` holds."""
     old = {(entry.msgctxt, entry.msgid): entry for entry in catalog if not entry.obsolete}
-    wanted = units(notebook)
     current = {(unit.context, unit.text) for unit in wanted}
     orphans: dict[str, list[polib.POEntry]] = {}
     for key, entry in old.items():
@@ -88,26 +88,29 @@ def _closest(unit: Unit, candidates: list[polib.POEntry]) -> polib.POEntry | Non
     return max(same_kind, key=lambda entry: difflib.SequenceMatcher(None, entry.msgid, unit.text).ratio())
 
 
-def problems(catalog: polib.POFile, notebook) -> list[str]:
-    """What keeps ``catalog`` from translating ``notebook`` faithfully; empty when it is complete and current."""
+def problems(catalog: polib.POFile, units: list[Unit], where: str = "cell") -> list[str]:
+    """What keeps ``catalog`` from translating ``units`` faithfully; empty when it is complete and current.
+
+    ``where`` names a context in the messages ("cell 3f2a...", "question ch04-...").
+    """
     found = []
     entries = {(entry.msgctxt, entry.msgid): entry for entry in catalog if not entry.obsolete}
-    wanted = {(unit.context, unit.text): unit for unit in units(notebook)}
+    wanted = {(unit.context, unit.text): unit for unit in units}
     for key in wanted.keys() - entries.keys():
-        found.append(f"cell {key[0]}: no entry for {_short(key[1])} (run scripts/translate.py update)")
+        found.append(f"{where} {key[0]}: no entry for {_short(key[1])} (run scripts/translate.py update)")
     for key in entries.keys() - wanted.keys():
-        found.append(f"cell {key[0]}: the entry for {_short(key[1])} is left over (run scripts/translate.py update)")
+        found.append(f"{where} {key[0]}: the entry for {_short(key[1])} is left over (run scripts/translate.py update)")
     for key in wanted.keys() & entries.keys():
         entry, unit = entries[key], wanted[key]
         if "fuzzy" in entry.flags:
-            found.append(f"cell {key[0]}: stale: the English changed since it was translated; "
+            found.append(f"{where} {key[0]}: stale: the English changed since it was translated; "
                          f"was {_short(entry.previous_msgid or '?')}, now {_short(entry.msgid)}")
         elif not entry.msgstr.strip():
-            found.append(f"cell {key[0]}: not translated: {_short(entry.msgid)}")
+            found.append(f"{where} {key[0]}: not translated: {_short(entry.msgid)}")
         elif unit.kind == "literal":
             problem = literal_problem(unit.text, entry.msgstr)
             if problem:
-                found.append(f"cell {key[0]}: {problem}: {_short(entry.msgstr)}")
+                found.append(f"{where} {key[0]}: {problem}: {_short(entry.msgstr)}")
     return sorted(found)
 
 
