@@ -1,7 +1,8 @@
 """``sdpa-quiz``: the quiz in a terminal.
 
 Asks questions from the bank (by chapter, tag or difficulty), a timed mock interview
-(``--mock N``) or the wrong-answer book (``--review``, due questions first); explains
+(``--mock N``) or the wrong-answer book (``--review``, due questions first), or runs a timed
+coding drill (``--drill NAME``, ``--drills`` lists them: :mod:`~sdpa_course.quiz.drill_terminal`); explains
 every answer; saves each answer at once; prints the score by chapter at the end.
 Bad input re-prompts; end of input or Ctrl-C stops cleanly with everything answered so
 far saved.
@@ -45,7 +46,33 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--limit", type=int, metavar="N", help="ask at most N questions")
     parser.add_argument("--store", help=f"answer file (default: ${STORE_ENV} or the user data directory)")
     parser.add_argument("--seed", type=int, help="seed for the question and option order")
+    add_drill_options(parser)
     return parser
+
+
+def add_drill_options(parser: argparse.ArgumentParser) -> None:
+    """The coding drills' options (:mod:`sdpa_course.quiz.drill_terminal`)."""
+    drills = parser.add_argument_group("coding drills", "timed 'write it from scratch' tasks, graded by the course's "
+                                       "grading engine")
+    drills.add_argument("--drill", metavar="NAME", help="do one coding drill (--drill list: the drills)")
+    drills.add_argument("--drills", action="store_true", help="list the coding drills and their time budgets")
+    drills.add_argument("--drill-file", metavar="PATH",
+                        help="the drill's file (default ./drill_<name>.py, reused when it exists)")
+
+
+def drill_command(args: argparse.Namespace) -> int:
+    """``--drill NAME`` or ``--drills``: a coding drill, or their list, recorded in the answer store."""
+    from .drill_terminal import drill_table, run_drill
+    try:
+        store = AnswerStore(args.store, clock=today_clock(), report=lambda message: print(message, file=sys.stderr))
+        store.answers()  # reads the store now: a path that is not a store stops here
+    except (ValueError, StoreError) as error:
+        print(f"sdpa-quiz: error: {error}", file=sys.stderr)
+        return 2
+    if args.drills or args.drill.strip().lower() == "list":
+        print(drill_table(store))
+        return 0
+    return run_drill(args.drill, store, file=args.drill_file)
 
 
 def ask_line(prompt: str, read: Callable[[str], str]) -> str:
@@ -162,7 +189,7 @@ def main(argv=None) -> int:
     with contextlib.suppress(AttributeError, ValueError):  # a stray non-UTF-8 byte must not end the quiz
         sys.stdin.reconfigure(errors="surrogateescape")
     try:
-        return quiz(args)
+        return drill_command(args) if args.drill or args.drills else quiz(args)
     except KeyboardInterrupt:  # before or after the questions: nothing unsaved to lose
         print("\nInterrupted.")
         return 130

@@ -8,6 +8,7 @@ from .schema import Question
 from .store import AnswerStore, BookEntry
 
 MOCK_SECONDS_PER_QUESTION = 90
+DRILL_PREFIX = "drill-"  # the answer store's ids of the coding drills (sdpa_course.quiz.drills)
 
 
 class NothingToAsk(ValueError):
@@ -17,10 +18,11 @@ class NothingToAsk(ValueError):
 def book_in_bank(store: AnswerStore) -> tuple[list[BookEntry], int]:
     """The book's entries whose question is still in the bank, and how many answers are for questions that are not.
 
-    The review and the book's count in the summary both use this, so they agree.
+    The review and the book's count in the summary both use this, so they agree.  Coding drills
+    (``drill-<name>``, :mod:`~sdpa_course.quiz.drills`) are not bank questions, and not stale either.
     """
     known = by_id()
-    stale = sum(answer["id"] not in known for answer in store.answers())
+    stale = sum(answer["id"] not in known and not answer["id"].startswith(DRILL_PREFIX) for answer in store.answers())
     return [entry for entry in store.book() if entry.question_id in known], stale
 
 

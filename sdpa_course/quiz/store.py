@@ -162,11 +162,17 @@ class AnswerStore:
                 self.report(f"Warning: {warning}.")
         return valid
 
-    def record(self, question_id: str, correct: bool, chosen: str) -> None:
-        """Append one answer to the file now (read, append and replace under the lock)."""
+    def record(self, question_id: str, correct: bool, chosen: str, *, seconds: float | None = None,
+               late: bool = False) -> None:
+        """Append one answer to the file now (read, append and replace under the lock).
+
+        ``seconds`` (the time the answer took) and ``late`` (given after its time budget) are kept in
+        the row as given.
+        """
         now = self.clock()
         answer = {"id": question_id, "correct": bool(correct), "chosen": chosen,
-                  "time": now.isoformat(timespec="seconds"), "day": now.date().isoformat()}
+                  "time": now.isoformat(timespec="seconds"), "day": now.date().isoformat(),
+                  "seconds": None if seconds is None else float(seconds), "late": bool(late)}
         with self.file.locked():
             answers = self.file.read(_check_document, list)
             answers.append(answer)
