@@ -292,6 +292,8 @@ def test_the_list_and_an_unknown_drill(tmp_path, capsys):
     assert main(["--drill", "list", "--store", str(tmp_path / "quiz.json")]) == 0
     assert main(["--drill", "flash", "--store", str(tmp_path / "quiz.json")]) == 2
     assert "the drills are causal-sdpa" in capsys.readouterr().err
+    assert main(["--drill-file", str(tmp_path / "d.py"), "--store", str(tmp_path / "quiz.json")]) == 2
+    assert "--drill-file needs --drill NAME" in capsys.readouterr().err
 
 
 def test_the_template_is_written_once_then_reused(tmp_path):

@@ -63,6 +63,9 @@ def add_drill_options(parser: argparse.ArgumentParser) -> None:
 def drill_command(args: argparse.Namespace) -> int:
     """``--drill NAME`` or ``--drills``: a coding drill, or their list, recorded in the answer store."""
     from .drill_terminal import drill_table, run_drill
+    if args.drill_file and not args.drill:
+        print("sdpa-quiz: error: --drill-file needs --drill NAME (sdpa-quiz --drills lists them)", file=sys.stderr)
+        return 2
     try:
         store = AnswerStore(args.store, clock=today_clock(), report=lambda message: print(message, file=sys.stderr))
         store.answers()  # reads the store now: a path that is not a store stops here
@@ -189,7 +192,7 @@ def main(argv=None) -> int:
     with contextlib.suppress(AttributeError, ValueError):  # a stray non-UTF-8 byte must not end the quiz
         sys.stdin.reconfigure(errors="surrogateescape")
     try:
-        return drill_command(args) if args.drill or args.drills else quiz(args)
+        return drill_command(args) if args.drill or args.drills or args.drill_file else quiz(args)
     except KeyboardInterrupt:  # before or after the questions: nothing unsaved to lose
         print("\nInterrupted.")
         return 130
