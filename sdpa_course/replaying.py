@@ -43,12 +43,18 @@ class Replay:
         return "\n".join(lines)
 
 
+def _task(chapter: str, function: str):
+    """The task of ``chapter``'s ``function``; chapter ``"drills"`` holds the coding drills' own tasks."""
+    from .quiz.drill_tasks import DRILLS, drill_task
+    return drill_task(function) if chapter == DRILLS else find_task(chapter, function)
+
+
 def replay(chapter: str, function: str, *, seed: int, size: int = FULL, student: Callable | None = None) -> Replay:
     """Draw case ``seed`` at level ``size`` of ``chapter``'s ``function`` and run the learner's function on it.
 
     ``student`` defaults to the function of that name in the caller's namespace (the notebook).
     """
-    graded = find_task(chapter, function)
+    graded = _task(chapter, function)
     if student is None:
         caller = inspect.stack()[1].frame
         student = caller.f_locals.get(function, caller.f_globals.get(function))

@@ -187,3 +187,15 @@ def test_stats_report_shows_retention_book_and_the_week(store, clock):
 
 def test_stats_on_an_empty_store_says_how_to_start(store):
     assert "No answers yet" in stats_report(store)
+
+
+def test_a_failed_coding_drill_is_scheduled_and_named_when_due(store, clock):
+    """Drills share the schedule: a failed one is due again soon, and the quiz's summary names it."""
+    from sdpa_course.quiz.cli import book_status
+    store.record("drill-padding-mask", False, "padding mask sign flipped", seconds=120)
+    assert "Coding drills due again: padding-mask (sdpa-quiz --drill padding-mask)" in book_status(store)
+    for _ in range(2):  # the two learning steps
+        clock.now += timedelta(minutes=11)
+        store.record("drill-padding-mask", True, "passed", seconds=100)
+    assert "Coding drills due again" not in book_status(store)
+    assert store.schedule()["drill-padding-mask"].due > clock.now + timedelta(hours=12)

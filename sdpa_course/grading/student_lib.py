@@ -12,9 +12,19 @@ it is the only ``sdpa_lib`` there is).
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
+import os
+import shutil
+import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
+
+STUDENT_LIBRARY = "student-lib"  # the kernel's import folder: the student-side sdpa_lib
+REQUESTS = "grader-requests"  # in it, the grader's requests and helper sockets (a name no import can reach)
+# Large arrays always come from mmap and go back to the system when freed, so a kernel's
+# resident memory follows what its code holds; widgets and plots draw headless.
+KERNEL_ENVIRONMENT = {"MALLOC_MMAP_THRESHOLD_": "65536", "SDPA_HEADLESS": "1"}
 
 ERROR_MODULE = '''"""The error raised by the functions removed from this copy of sdpa_lib while your work is graded."""
 
@@ -109,6 +119,34 @@ def build_student_library(destination: Path, absent: Iterable[str]) -> Path:
     if unknown:
         raise ValueError(f"cannot make {sorted(unknown)} absent: no sdpa_lib module defines them")
     return Path(destination)
+
+
+@contextlib.contextmanager
+def student_runtime(absent: Iterable[str], parent: str | None = None) -> Iterator[tuple[Path, Path]]:
+    """While the block runs, ``(library, requests)``: a student-side ``sdpa_lib`` without ``absent``, its requests folder.
+
+    ``library`` is the kernel's import folder (:func:`build_student_library`); ``requests``, inside it,
+    is where the grader writes its requests and makes its helper sockets
+    (:class:`~sdpa_course.grading.remote.StudentKernel`).  Both are readable by others: a sandboxed
+    kernel runs as a user of its own.  They live in a temporary folder of ``parent`` (the default
+    temporary folder if None), removed afterwards.
+    """
+    runtime = Path(tempfile.mkdtemp(prefix="sdpa-grading-", dir=parent or None))
+    try:
+        os.chmod(runtime, 0o755)
+        library = build_student_library(runtime / STUDENT_LIBRARY, absent)
+        requests = library / REQUESTS
+        requests.mkdir()
+        os.chmod(requests, 0o755)
+        yield library, requests
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def use_student_library(manager, library: Path) -> None:
+    """Give a :class:`~sdpa_course.grading.sandbox.SandboxedKernelManager` ``library`` as its kernel's import folder."""
+    manager.extra_import_folder = str(library)
+    manager.extra_env = {**KERNEL_ENVIRONMENT, **manager.extra_env}
 
 
 def _after_docstring(tree: ast.Module) -> int:

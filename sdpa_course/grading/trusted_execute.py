@@ -26,8 +26,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import shutil
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -39,13 +37,8 @@ from traitlets import Unicode
 from .autograde import descendants
 from .remote import StudentKernel, cell_names, student_bindings
 from .sandbox import SandboxedKernelManager
-from .student_lib import absent_names, build_student_library
-
-STUDENT_LIBRARY = "student-lib"  # the kernel's import folder: the student-side sdpa_lib
-REQUESTS = "grader-requests"  # in it, the grader's requests and helper sockets (a name no import can reach)
-# Large arrays always come from mmap and go back to the system when freed, so a kernel's
-# resident memory follows what its code holds; widgets and plots draw headless.
-KERNEL_ENVIRONMENT = {"MALLOC_MMAP_THRESHOLD_": "65536", "SDPA_HEADLESS": "1"}
+from .student_lib import (KERNEL_ENVIRONMENT, REQUESTS, STUDENT_LIBRARY, absent_names,  # noqa: F401 (re-exported)
+                          student_runtime, use_student_library)
 
 
 class TrustedExecute(Execute):
@@ -62,27 +55,18 @@ class TrustedExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         self._trusted_sources = trusted_sources(resources)
         grade_sources = [source for kind, source in self._trusted_sources.values() if kind == "grade"]
-        runtime = Path(tempfile.mkdtemp(prefix="sdpa-grading-", dir=self.runtime_parent or None))
-        try:
-            os.chmod(runtime, 0o755)  # a sandboxed kernel runs as a user of its own and reads its library here
-            self._library = build_student_library(runtime / STUDENT_LIBRARY, absent_names(grade_sources))
-            requests = self._library / REQUESTS
-            requests.mkdir()
-            os.chmod(requests, 0o755)
+        with student_runtime(absent_names(grade_sources), self.runtime_parent) as (self._library, requests):
             self._kernel = StudentKernel(self._execute_request, requests, self._kernel_pid)
             self._namespace = {"__name__": "__grading__", "__builtins__": __builtins__}
             self._trusted_names: set[str] = set()
             self._agent_ready = False
             return super().preprocess(nb, resources, km)
-        finally:
-            shutil.rmtree(runtime, ignore_errors=True)
 
     def create_kernel_manager(self):
         """The kernel manager, with the student-side ``sdpa_lib`` as the kernel's import folder."""
         manager = super().create_kernel_manager()
         if isinstance(manager, SandboxedKernelManager):
-            manager.extra_import_folder = str(self._library)
-            manager.extra_env = {**KERNEL_ENVIRONMENT, **manager.extra_env}
+            use_student_library(manager, self._library)
         return manager
 
     def _kernel_pid(self) -> int | None:

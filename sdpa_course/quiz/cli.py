@@ -1,7 +1,8 @@
 """``sdpa-quiz``: the quiz in a terminal.
 
 Asks questions from the bank (by chapter, tag or difficulty), a timed mock interview
-(``--mock N``) or the reviews that FSRS says are due (``--review``); explains every answer;
+(``--mock N``) or the reviews that FSRS says are due (``--review``), or runs a timed coding
+drill (``--drill NAME``, ``--drills`` lists them: :mod:`~sdpa_course.quiz.drill_terminal`); explains every answer;
 saves each answer at once, with the time it took and its rating; prints the score by chapter
 at the end.  ``--stats`` shows retention and what falls due this week.
 Bad input re-prompts; end of input or Ctrl-C stops cleanly with everything answered so
@@ -22,7 +23,8 @@ from fsrs import Rating
 
 from .engine import (AnswerError, Presented, QuizSession, answer_hint, describe, feedback, format_question,
                      late_feedback, parse_answer, shown)
-from .modes import MOCK_SECONDS_PER_QUESTION, NothingToAsk, book_in_bank, choose_questions, due_in_bank, next_due_note
+from .modes import (MOCK_SECONDS_PER_QUESTION, NothingToAsk, book_in_bank, choose_questions, due_drills, due_in_bank,
+                    next_due_note)
 from .schedule import BUDGET_SECONDS, derived_rating
 from .stats import stats_report
 from .schema import DIFFICULTIES
@@ -57,7 +59,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, help="seed for the question and option order")
     parser.add_argument("--export-anki", metavar="FILE.apkg",
                         help="write the questions (filters apply) as an Anki deck instead of quizzing")
+    add_drill_options(parser)
     return parser
+
+
+def add_drill_options(parser: argparse.ArgumentParser) -> None:
+    """The coding drills' options (:mod:`sdpa_course.quiz.drill_terminal`)."""
+    drills = parser.add_argument_group("coding drills", "timed 'write it from scratch' tasks, graded by the course's "
+                                       "grading engine")
+    drills.add_argument("--drill", metavar="NAME", help="do one coding drill (--drill list: the drills)")
+    drills.add_argument("--drills", action="store_true", help="list the coding drills and their time budgets")
+    drills.add_argument("--drill-file", metavar="PATH",
+                        help="the drill's file (default ./drill_<name>.py, reused when it exists)")
+
+
+def drill_command(args: argparse.Namespace) -> int:
+    """``--drill NAME`` or ``--drills``: a coding drill, or their list, recorded in the answer store."""
+    from .drill_terminal import drill_table, run_drill
+    if args.drill_file and not args.drill:
+        print("sdpa-quiz: error: --drill-file needs --drill NAME (sdpa-quiz --drills lists them)", file=sys.stderr)
+        return 2
+    try:
+        store = AnswerStore(args.store, clock=today_clock(), report=lambda message: print(message, file=sys.stderr))
+        store.answers()  # reads the store now: a path that is not a store stops here
+    except (ValueError, StoreError) as error:
+        print(f"sdpa-quiz: error: {error}", file=sys.stderr)
+        return 2
+    if args.drills or args.drill.strip().lower() == "list":
+        print(drill_table(store))
+        return 0
+    return run_drill(args.drill, store, file=args.drill_file)
 
 
 def ask_line(prompt: str, read: Callable[[str], str]) -> str:
@@ -191,7 +222,11 @@ def book_status(store: AnswerStore) -> str:
     """The book's size and what is due now, over the questions still in the bank (as ``--review`` asks)."""
     book, due = book_in_bank(store)[0], due_in_bank(store)
     status = f"Wrong-answer book: {len(book)} question(s). Due for review now: {len(due)}"
-    return status + (" (sdpa-quiz --review)." if due else f"; {next_due_note(store)}.")
+    status += " (sdpa-quiz --review)." if due else f"; {next_due_note(store)}."
+    drills = due_drills(store)
+    if drills:
+        status += f"\nCoding drills due again: {', '.join(drills)} (sdpa-quiz --drill {drills[0]})."
+    return status
 
 
 def main(argv=None) -> int:
@@ -202,7 +237,7 @@ def main(argv=None) -> int:
     with contextlib.suppress(AttributeError, ValueError):  # a stray non-UTF-8 byte must not end the quiz
         sys.stdin.reconfigure(errors="surrogateescape")
     try:
-        return quiz(args)
+        return drill_command(args) if args.drill or args.drills or args.drill_file else quiz(args)
     except KeyboardInterrupt:  # before or after the questions: nothing unsaved to lose
         print("\nInterrupted.")
         return 130
@@ -223,6 +258,9 @@ def quiz(args: argparse.Namespace) -> int:
                                      mock=args.mock, review=args.review, store=store, rng=rng, limit=args.limit)
     except NothingToAsk as message:
         print(message)
+        drills = due_drills(store) if args.review else []
+        if drills:
+            print(f"Coding drills due again: {', '.join(drills)} (sdpa-quiz --drill {drills[0]}).")
         return 0
     except (ValueError, StoreError) as error:
         print(f"sdpa-quiz: error: {error}", file=sys.stderr)

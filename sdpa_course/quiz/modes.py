@@ -8,9 +8,8 @@ from .schema import Question
 from .schedule import Item
 from .store import AnswerStore
 
-DRILL_PREFIX = "drill-"  # the ids of coding drills in the store
-
 MOCK_SECONDS_PER_QUESTION = 90
+DRILL_PREFIX = "drill-"  # the answer store's ids of the coding drills (sdpa_course.quiz.drills)
 
 
 def is_drill(item_id: str) -> bool:
@@ -38,6 +37,11 @@ def due_in_bank(store: AnswerStore) -> list[Item]:
     """The answered bank questions due now, the least likely to be recalled first."""
     known = by_id()
     return [item for item in store.due(aliases()) if item.id in known]
+
+
+def due_drills(store: AnswerStore) -> list[str]:
+    """The names of the coding drills due for another attempt now (``--review`` names them; they are run apart)."""
+    return [item.id[len(DRILL_PREFIX):] for item in store.due() if is_drill(item.id)]
 
 
 def next_due_note(store: AnswerStore) -> str:
