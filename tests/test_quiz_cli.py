@@ -177,13 +177,32 @@ def scripted(lines):
     return read
 
 
-def test_mock_interview_stops_when_time_is_up(capsys):
-    session = QuizSession.start(select(chapter=4)[:3])
-    ticks = iter([0.0, 0.0, 100.0, 100.0, 400.0])  # start; question 1 shown, answered; question 2 shown, answered
-    recorded = []
-    run_quiz(session, lambda *answer, **timing: recorded.append(answer), read=scripted(["1", "2", "3"]),
-             time_limit=180, clock=lambda: next(ticks))
-    assert len(recorded) == 2 and "Time is up" in capsys.readouterr().out
+def timed_answers(now, script):
+    """A ``timed_read`` for a fake clock: each answer of ``script`` is ``(seconds it takes, text)``."""
+    feed = iter(script)
+
+    def read(prompt, countdown):
+        try:
+            seconds, text = next(feed)
+        except StopIteration:
+            raise EOFError from None
+        assert prompt.endswith("q quits): ") and countdown.left() == 90  # each question has its own clock
+        now[0] += seconds
+        return text
+    return read
+
+
+def test_mock_interview_gives_each_question_its_own_clock(capsys):
+    """90 s a question: the second answer comes at 100 s and is late; the third, on a fresh clock, counts."""
+    session = QuizSession.start(select(ids=["ch04-sqrt-128", "ch03-dot-by-hand", "ch08-causal-count"]))
+    answers = [str(item.question.answer) for item in session.items]
+    now, recorded = [0.0], []
+    run_quiz(session, lambda presented, answer, correct, *late, **timing: recorded.append((correct, late)),
+             seconds_per_question=90, clock=lambda: now[0],
+             timed_read=timed_answers(now, [(30, answers[0]), (100, answers[1]), (10, answers[2])]))
+    assert [correct for correct, _ in recorded] == [True, False, True]
+    assert recorded[1][1] == ("late: 100 s of 90 s",) and "Too late" in capsys.readouterr().out
+    assert "2/3" in session.summary()
 
 
 def test_open_question_shows_the_model_answer_then_asks_for_a_verdict(capsys):

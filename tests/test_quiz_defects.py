@@ -155,27 +155,29 @@ def test_review_keeps_the_filters_and_mock_keeps_the_limit(tmp_path):
 
 
 def test_late_mock_answer_counts_wrong_and_unanswered_count_in_total(capsys):
-    """8. An answer at 189 s of 180 s is recorded late and wrong; the unanswered one still counts."""
+    """8. An answer at 95 s of 90 s is recorded late and wrong; the one never answered still counts."""
+    from test_quiz_cli import timed_answers
     session = QuizSession.start(select(ids=["ch04-sqrt-128", "ch03-dot-by-hand", "ch08-causal-count"]))
-    ticks = iter([0.0, 0.0, 100.0, 100.0, 189.0])  # start; each question shown, then answered
-    recorded = []
-    right = [str(session.items[0].question.answer), str(session.items[1].question.answer), "1"]
+    right = [str(item.question.answer) for item in session.items]
+    now, recorded = [0.0], []
     run_quiz(session, lambda p, answer, correct, *late, **timing: recorded.append((p.question.id, correct, late)),
-             read=scripted(right), time_limit=180, clock=lambda: next(ticks))
+             seconds_per_question=90, clock=lambda: now[0], timed_read=timed_answers(now, [(20, right[0]), (95, right[1])]))
     out = capsys.readouterr().out
     assert [(qid, correct) for qid, correct, _ in recorded] == [("ch04-sqrt-128", True), ("ch03-dot-by-hand", False)]
-    assert recorded[1][2] and "late" in out.lower()
+    assert recorded[1][2] == ("late: 95 s of 90 s",) and "too late" in out.lower()
     assert "1/3" in session.summary() and "1 unanswered" in session.summary()
 
 
 def test_late_mock_answer_is_saved_as_late(tmp_path):
     from sdpa_course.quiz.cli import Recorder
+    from test_quiz_cli import timed_answers
     store = fresh(tmp_path / "quiz.json")
     session = QuizSession.start(select(ids=["ch04-sqrt-128"]))
-    ticks = iter([0.0, 0.0, 189.0])
-    run_quiz(session, Recorder(store), read=scripted(["11.31"]), time_limit=180, clock=lambda: next(ticks))
+    now = [0.0]
+    run_quiz(session, Recorder(store), seconds_per_question=90, clock=lambda: now[0],
+             timed_read=timed_answers(now, [(95, "11.31")]))
     answer, = store.answers()
-    assert answer["correct"] is False and answer["late"] is True and "late" in answer["chosen"]
+    assert answer["correct"] is False and answer["late"] is True and "late: 95 s of 90 s" in answer["chosen"]
 
 
 def test_symlinked_store_is_written_through(tmp_path):

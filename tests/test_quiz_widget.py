@@ -113,25 +113,34 @@ def test_quiz_runner_walks_through_and_scores_by_chapter(live):
     assert len(live.answers()) == 3 and live.book() == []
 
 
-def test_mock_runner_stops_when_time_is_up(live):
-    """The questions not reached still count in the total, as wrong."""
-    ticks = iter([0.0, 0.0, 100.0, 200.0])
-    runner = QuizRunner(select(chapter=4)[:3], live, None, time_limit=180, clock=lambda: next(ticks))
+def test_mock_runner_gives_each_question_its_own_countdown(live):
+    """90 s a question: a late answer is recorded late and wrong, the next question starts a fresh clock."""
+    now = [0.0]
+    runner = QuizRunner(select(chapter=4)[:3], live, None, seconds_per_question=90, clock=lambda: now[0], tick=3600)
+    assert runner.timer.label.value == "Time for this question: 01:30 left"
+    now[0] += 30
     assert answer_right(runner.card) is True
     runner.next()
-    assert "Time is up" in runner.summary.value and "1/3" in runner.summary.value
-    assert "2 unanswered" in runner.summary.value
-
-
-def test_mock_runner_late_answer_counts_wrong(live):
-    """An answer at 189 s of 180 s is recorded as late and wrong, whatever it was."""
-    ticks = iter([0.0, 0.0, 189.0, 189.0])
-    runner = QuizRunner(select(chapter=4)[:3], live, None, time_limit=180, clock=lambda: next(ticks))
-    assert answer_right(runner.card) is False and "Too late (late: 189 s of 180 s)" in runner.card.feedback.value
-    answer, = live.answers()
-    assert answer["correct"] is False and answer["chosen"].endswith("(late: 189 s of 180 s)")
+    now[0] += 95
+    runner.timer.refresh()  # one tick of the countdown's thread
+    assert "Time is up for this question" in runner.timer.label.value
+    assert answer_right(runner.card) is False and "Too late (late: 95 s of 90 s)" in runner.card.feedback.value
     runner.next()
-    assert "0/3" in runner.summary.value and "2 unanswered" in runner.summary.value
+    assert runner.timer.label.value == "Time for this question: 01:30 left"
+    now[0] += 10
+    assert answer_right(runner.card) is True
+    runner.next()
+    assert "2/3" in runner.summary.value
+    late = live.answers()[1]
+    assert late["correct"] is False and late["late"] is True and late["chosen"].endswith("(late: 95 s of 90 s)")
+
+
+def test_a_mock_question_never_answered_counts_in_the_total(live):
+    runner = QuizRunner(select(chapter=4)[:3], live, None, seconds_per_question=90, clock=lambda: 0.0, tick=3600)
+    assert answer_right(runner.card) is True
+    runner.session.close()  # the learner leaves the interview after one answer
+    runner.next()
+    assert "1/3" in runner.summary.value and "2 unanswered" in runner.summary.value
 
 
 def test_quiz_widget_modes(headless, tmp_path, capsys):

@@ -21,6 +21,7 @@ import numpy as np
 
 from fsrs import Rating
 
+from .countdown import Countdown, read_line
 from .engine import (AnswerError, Presented, QuizSession, answer_hint, describe, feedback, format_question,
                      late_feedback, parse_answer, shown)
 from .modes import (MOCK_SECONDS_PER_QUESTION, NothingToAsk, book_in_bank, choose_questions, due_drills, due_in_bank,
@@ -46,8 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tag", help="topic tag, e.g. masks, multi-head, complexity")
     parser.add_argument("--difficulty", choices=DIFFICULTIES)
     parser.add_argument("--mock", type=int, metavar="N",
-                        help=f"timed mock interview: N random questions (filters apply), {MOCK_SECONDS_PER_QUESTION} s each; "
-                        "a late answer counts as wrong")
+                        help=f"timed mock interview: N random questions (filters apply), a countdown of "
+                        f"{MOCK_SECONDS_PER_QUESTION} s for each; a late answer is saved as late and counts as wrong")
     parser.add_argument("--review", action="store_true",
                         help="ask the answered questions that are due again (FSRS schedule), the most forgotten first")
     parser.add_argument("--rate", action="store_true",
@@ -170,51 +171,49 @@ def ask_rating(derived: Rating, read: Callable[[str], str]) -> Rating:
 
 
 def run_quiz(session: QuizSession, record: Callable, *, read: Callable[[str], str] = input,
-             time_limit: float | None = None, clock: Callable[[], float] = time.monotonic,
-             rate: bool = False) -> None:
-    """Ask every question of ``session``, saving each answer with ``record``; stops on q, EOF or time.
+             seconds_per_question: float | None = None, clock: Callable[[], float] = time.monotonic,
+             timed_read: Callable[[str, Countdown], str] = read_line, rate: bool = False) -> None:
+    """Ask every question of ``session``, saving each answer with ``record``; stops on q or EOF.
 
     Each answer is saved with the seconds it took and its rating (derived from right/wrong and
-    time, or asked after a right answer when ``rate``).  With ``time_limit`` (a mock interview)
-    an answer given after the limit is recorded as late and wrong (``record(presented, answer,
-    False, "late: ...")``), and the questions left unanswered count as wrong in the session's total.
+    time, or asked after a right answer when ``rate``).  With ``seconds_per_question`` (a mock
+    interview) each question has its own countdown, read with ``timed_read(prompt, countdown)``
+    (the prompt shows the time left; on a terminal, warnings as it runs out).  An answer given
+    after its time is recorded as late and wrong (``record(presented, answer, False, "late: ...")``),
+    and the interview goes on; questions left unanswered count as wrong in the session's total.
     """
-    started = clock()
     try:
         for number in range(1, len(session.items) + 1):
             presented = session.current
             print(f"\n{format_question(presented, number)}")
             shown_at = clock()
+            countdown = Countdown(seconds_per_question, clock=clock) if seconds_per_question else None
+            reader = read if countdown is None else (lambda prompt: timed_read(prompt, countdown))
             try:
-                answer = ask_answer(presented, read)
+                answer = ask_answer(presented, reader)
             except StopQuiz:
                 return
-            answered_at = clock()
-            seconds = answered_at - shown_at
-            elapsed = answered_at - started if time_limit is not None else None
-            if elapsed is not None and elapsed > time_limit:
-                late = f"late: {elapsed:.0f} s of {time_limit:.0f} s"
+            seconds = clock() - shown_at
+            if countdown is not None and countdown.expired:
+                late = f"late: {seconds:.0f} s of {seconds_per_question:.0f} s"
                 session.record(False)
                 record(presented, answer, False, late, seconds=seconds)
                 print(late_feedback(presented, late))
-            else:
-                correct = session.submit(answer)
-                print(feedback(presented, answer))
-                rating = derived_rating(correct, seconds, BUDGET_SECONDS[presented.question.type])
-                if rate and correct:
-                    try:
-                        rating = ask_rating(rating, read)
-                    except StopQuiz:
-                        record(presented, answer, correct, seconds=seconds, rating=int(rating))
-                        return
-                record(presented, answer, correct, seconds=seconds, rating=int(rating))
-            if elapsed is not None:
-                print(f"[{elapsed:.0f} s of {time_limit:.0f} s used]")
-                if elapsed > time_limit and not session.done:
-                    print("Time is up: the mock interview ends here.")
+                continue
+            correct = session.submit(answer)
+            print(feedback(presented, answer))
+            if countdown is not None:
+                print(f"[{seconds:.0f} s of {seconds_per_question:.0f} s]")
+            rating = derived_rating(correct, seconds, BUDGET_SECONDS[presented.question.type])
+            if rate and correct:
+                try:
+                    rating = ask_rating(rating, read)
+                except StopQuiz:
+                    record(presented, answer, correct, seconds=seconds, rating=int(rating))
                     return
+            record(presented, answer, correct, seconds=seconds, rating=int(rating))
     finally:
-        if time_limit is not None:
+        if seconds_per_question is not None:
             session.close()
 
 
@@ -266,11 +265,11 @@ def quiz(args: argparse.Namespace) -> int:
         print(f"sdpa-quiz: error: {error}", file=sys.stderr)
         return 2
     session, recorder = QuizSession.start(questions, rng), Recorder(store)
-    time_limit = MOCK_SECONDS_PER_QUESTION * len(questions) if args.mock else None
+    per_question = MOCK_SECONDS_PER_QUESTION if args.mock else None
     print(f"{len(questions)} question(s). Answers are saved to {store.path}.")
     status = 0
     try:
-        run_quiz(session, recorder, time_limit=time_limit, rate=args.rate)
+        run_quiz(session, recorder, seconds_per_question=per_question, rate=args.rate)
     except KeyboardInterrupt:
         print("\nInterrupted.")
         status = 130

@@ -20,6 +20,7 @@ from .engine import (AnswerError, Presented, QuizSession, describe, feedback, fo
                      late_feedback, parse_answer, present)
 from .modes import MOCK_SECONDS_PER_QUESTION, NothingToAsk, choose_questions
 from .schema import Question
+from .countdown import Countdown, CountdownLabel
 from .schedule import BUDGET_SECONDS, derived_rating
 from .store import AnswerStore, StoreError
 
@@ -211,54 +212,67 @@ def check_yourself(chapter, n: int = 3, ids=None, *, seed=None, store=None):
 
 
 class QuizRunner:
-    """A full quiz, one card at a time, with the score by chapter at the end (``.box`` is the widget)."""
+    """A full quiz, one card at a time, with the score by chapter at the end (``.box`` is the widget).
 
-    def __init__(self, questions, store: AnswerStore | None, rng, *, time_limit: float | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+    With ``seconds_per_question`` (a mock interview) each card has a countdown that ticks beside it;
+    an answer after its time is recorded as late and wrong, and every question counts in the total.
+    """
+
+    def __init__(self, questions, store: AnswerStore | None, rng, *, seconds_per_question: float | None = None,
+                 clock: Callable[[], float] = time.monotonic, tick: float = 1.0):
         import ipywidgets as widgets
 
         self.session = QuizSession.start(questions, rng)
-        self.store, self.time_limit, self.clock = store, time_limit, clock
-        self.started = clock()
+        self.store, self.seconds_per_question, self.clock, self.tick = store, seconds_per_question, clock, tick
+        self.countdown: Countdown | None = None
+        self.timer: CountdownLabel | None = None
         self.progress = widgets.HTML()
+        self.clock_slot = widgets.HBox()
         self.slot = widgets.VBox()
         self.next_button = widgets.Button(description="Next question", disabled=True)
         self.next_button.on_click(lambda _: self.next())
         self.summary = widgets.HTML()
-        self.box = widgets.VBox([self.progress, self.slot, self.next_button, self.summary])
+        self.box = widgets.VBox([self.progress, self.clock_slot, self.slot, self.next_button, self.summary])
         self._show_current()
 
-    def time_is_up(self) -> bool:
-        return self.time_limit is not None and self.clock() - self.started > self.time_limit
-
     def _late(self) -> str | None:
-        """A note if an answer now comes after the mock interview's time, else None."""
-        elapsed = self.clock() - self.started
-        return f"late: {elapsed:.0f} s of {self.time_limit:.0f} s" if elapsed > self.time_limit else None
+        """A note if an answer now comes after this question's time, else None."""
+        if not self.countdown.expired:
+            return None
+        return f"late: {self.countdown.elapsed():.0f} s of {self.seconds_per_question:.0f} s"
+
+    def _time_is_up(self) -> None:
+        """The countdown ran out before an answer: say that an answer now counts as late (from the timer's thread)."""
+        self.timer.label.value = "Time is up for this question: an answer now is recorded as late and counts as wrong."
 
     def _show_current(self) -> None:
-        self.card = QuestionCard(self.session.current, self.store, self._answered,
-                                 self._late if self.time_limit is not None else None)
+        timed = self.seconds_per_question is not None
+        if timed:
+            self.countdown = Countdown(self.seconds_per_question, clock=self.clock)
+            self.timer = CountdownLabel(self.countdown, on_expire=self._time_is_up, tick=self.tick,
+                                        prefix="Time for this question: ")
+            self.clock_slot.children = [self.timer.label]
+        self.card = QuestionCard(self.session.current, self.store, self._answered, self._late if timed else None,
+                                 clock=self.clock)
         self.slot.children = [self.card.box]
         self.next_button.disabled = True
-        elapsed = self.clock() - self.started
-        limit = f" of {self.time_limit / 60:.0f} min" if self.time_limit else ""
-        self.progress.value = (f"Question {self.session.position + 1}/{len(self.session.items)}"
-                               f" · {elapsed / 60:.1f} min{limit}")
+        self.progress.value = f"Question {self.session.position + 1}/{len(self.session.items)}"
+        if timed:
+            self.timer.start()
 
     def _answered(self, question: Question, correct: bool) -> None:
+        if self.timer is not None:
+            self.timer.stop()
         self.session.record(correct)
         self.next_button.disabled = False
 
     def next(self) -> None:
-        """Move to the next question, or show the summary when the quiz (or its time) is over."""
-        time_is_up = self.time_is_up()
-        if self.session.done or time_is_up:
+        """Move to the next question, or show the summary when the quiz is over."""
+        if self.session.done:
             self.next_button.disabled = True
-            over = "Time is up. " if time_is_up and not self.session.done else ""
-            if self.time_limit is not None:  # a mock interview: every question counts in the total
+            if self.seconds_per_question is not None:  # a mock interview: every question counts in the total
                 self.session.close()
-            self.summary.value = f"<pre>{html.escape(over + self.session.summary())}</pre>"
+            self.summary.value = f"<pre>{html.escape(self.session.summary())}</pre>"
             return
         self._show_current()
 
@@ -291,7 +305,7 @@ def quiz_widget(mode: str = "chapter", *, chapter=None, tag=None, difficulty=Non
         return questions
     from IPython.display import display
 
-    limit = MOCK_SECONDS_PER_QUESTION * len(questions) if mode == "mock" else None
-    runner = QuizRunner(questions, answer_store, rng, time_limit=limit)
+    per_question = MOCK_SECONDS_PER_QUESTION if mode == "mock" else None
+    runner = QuizRunner(questions, answer_store, rng, seconds_per_question=per_question)
     display(runner.box)
     return runner
