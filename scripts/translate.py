@@ -14,12 +14,11 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from sdpa_course.i18n import catalogs
+from sdpa_course.i18n.book import LANGUAGES, Source, all_sources, build, translated_sources, update
+from sdpa_course.i18n.notebooks import read, units
 
-from sdpa_course.i18n import catalogs  # noqa: E402
-from sdpa_course.i18n.book import LANGUAGES, Source, all_sources, build, translated_sources, update  # noqa: E402
-from sdpa_course.i18n.notebooks import read, units  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def chosen(args) -> list[Source]:
