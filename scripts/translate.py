@@ -1,11 +1,12 @@
 """Keep the translations of the course in step with its English notebooks.
 
-    python scripts/translate.py update [--lang zh] [NOTEBOOK ...]   # refresh catalogs (new ones with NOTEBOOK)
-    python scripts/translate.py build  [--lang zh]                   # write zh/notebooks/*.ipynb from the catalogs
-    python scripts/translate.py status [--lang zh]                   # what is translated, stale or missing
+    python scripts/translate.py update [--lang zh] [SOURCE ...]   # refresh catalogs (start new ones with SOURCE)
+    python scripts/translate.py build  [--lang zh]                 # write zh/notebooks/*.ipynb from the catalogs
+    python scripts/translate.py status [--lang zh]                 # what is translated, stale or missing
 
-``update`` with no notebook refreshes the catalogs that exist; naming a notebook starts its
-catalog.  A changed English cell leaves its translation marked fuzzy until a translator updates
+A source is a lecture notebook (``notebooks/04_scaling.ipynb``) or a question bank file
+(``sdpa_course/quiz/bank/ch04_scaling.yaml``).  ``update`` with no source refreshes the catalogs
+that exist; naming a source starts its catalog.  A changed English cell leaves its translation marked fuzzy until a translator updates
 it (and removes the fuzzy flag); ``build`` refuses a catalog with stale or missing entries.
 """
 from __future__ import annotations
@@ -14,9 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sdpa_course.i18n import catalogs
 from sdpa_course.i18n.book import LANGUAGES, Source, all_sources, build, translated_sources, update
-from sdpa_course.i18n.notebooks import read, units
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,12 +23,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def chosen(args) -> list[Source]:
     if not args.notebooks:
         return translated_sources(ROOT, args.lang)
-    known = {source.notebook.resolve(): source for source in all_sources(ROOT, args.lang)}
+    known = {source.path.resolve(): source for source in all_sources(ROOT, args.lang)}
     picked = []
     for name in args.notebooks:
         path = Path(name).resolve()
         if path not in known:
-            raise SystemExit(f"translate.py: {name} is not one of the notebooks the course translates")
+            raise SystemExit(f"translate.py: {name} is not one of the sources the course translates")
         picked.append(known[path])
     return picked
 
@@ -37,7 +36,7 @@ def chosen(args) -> list[Source]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="translate.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("update", "build", "status"))
-    parser.add_argument("notebooks", nargs="*", help="English notebooks (update only; default: those with a catalog)")
+    parser.add_argument("notebooks", nargs="*", help="English sources (update only; default: those with a catalog)")
     parser.add_argument("--lang", default="zh", choices=sorted(LANGUAGES))
     args = parser.parse_args(argv)
     if args.command == "update":
@@ -48,15 +47,16 @@ def main(argv=None) -> int:
     failed = False
     for source in translated_sources(ROOT, args.lang):
         if args.command == "build":
+            if not source.is_notebook:
+                continue
             try:
                 print(f"wrote {build(source).relative_to(ROOT)}")
             except ValueError as error:
                 failed = True
                 print(error, file=sys.stderr)
         else:
-            catalog = catalogs.load(source.catalog, LANGUAGES[args.lang])
-            problems = catalogs.problems(catalog, units(read(source.notebook)))
-            print(f"{source.name}: {len(catalog)} entries, {len(problems)} problem(s)")
+            problems = source.problems()
+            print(f"{source.name}: {len(source.units())} units, {len(problems)} problem(s)")
             print("".join(f"  {problem}\n" for problem in problems), end="")
             failed |= bool(problems)
     untranslated = [s.name for s in all_sources(ROOT, args.lang) if not s.catalog.exists()]

@@ -12,8 +12,14 @@ against; this package is the course built on it, one concern per module:
 * :mod:`~sdpa_course.cli`: the ``sdpa-course`` command (grade, check, progress);
 * :mod:`~sdpa_course.progress_store`: the scores ``check`` remembers for ``progress``, per course folder;
 * :mod:`~sdpa_course.json_file`: one JSON file several processes update (quiz answers, check scores);
-* :func:`sdpa_course.replay`: a failed hidden test case, drawn again in the learner's notebook.
+* :func:`sdpa_course.replay`: a failed hidden test case, drawn again in the learner's notebook;
+* :mod:`~sdpa_course.i18n`: the course in Chinese (the language is chosen once: ``$SDPA_LANG``).
 """
+from .i18n.language import spoken_language as _spoken_language
+
+if _spoken_language() == "zh":  # Chinese labels in the figures of every notebook that uses the course
+    from .i18n.figures import use_chinese_fonts as _use_chinese_fonts
+    _use_chinese_fonts()
 
 
 def __getattr__(name: str):

@@ -32,6 +32,7 @@ def execute_notebook(path: Path, *, timeout: int = 300, allow_errors: bool = Fal
     """
     notebook = nbformat.read(path, as_version=4)
     os.environ.update(HEADLESS_ENV)  # inherited by the kernel started below
+    os.environ["SDPA_LANG"] = notebook.metadata.get("language", "en")  # a translated notebook runs in its language
     client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
                             resources={"metadata": {"path": str(path.parent)}}, config=kernel_config())
     started = time.perf_counter()

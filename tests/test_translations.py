@@ -14,21 +14,22 @@ import pytest
 from nbrun import ROOT
 from sdpa_course.i18n import catalogs
 from sdpa_course.i18n.book import LANGUAGES, Source, build, built, translated_sources, update
-from sdpa_course.i18n.notebooks import Unit, _segments, literal_problem, read, translated, units
+from sdpa_course.i18n.notebooks import code_skeleton, literal_problem, read, units
 from sdpa_course.i18n.terms import missing_terms
 
-SOURCES = translated_sources(ROOT, "zh")
+TRANSLATED = translated_sources(ROOT, "zh")
+SOURCES = [source for source in TRANSLATED if source.is_notebook]
+BANK_FILES = [source for source in TRANSLATED if not source.is_notebook]
 
 
 def ids(sources):
     return [source.name for source in sources]
 
 
-@pytest.mark.parametrize("source", SOURCES, ids=ids(SOURCES))
+@pytest.mark.parametrize("source", TRANSLATED, ids=ids(TRANSLATED))
 def test_catalog_is_complete_and_current(source):
-    """Is every unit of the English notebook translated, and no translation stale (fuzzy) or left over?"""
-    catalog = catalogs.load(source.catalog, LANGUAGES["zh"])
-    assert catalogs.problems(catalog, units(read(source.notebook))) == []
+    """Is every unit of the English source translated, and no translation stale (fuzzy) or left over?"""
+    assert source.problems() == []
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=ids(SOURCES))
@@ -41,36 +42,45 @@ def test_generated_notebook_is_in_sync_with_its_catalog(source):
 @pytest.mark.parametrize("source", SOURCES, ids=ids(SOURCES))
 def test_translated_code_is_the_english_code(source):
     """Apart from the strings the output shows, is every code cell the English one, character for character?"""
-    def blanked(code: str) -> str:
-        for start, end, _ in reversed(_segments(code)):
-            code = code[:start] + "''" + code[end:]
-        return code
-
-    english, chinese = read(source.notebook), read(source.output)
+    english, chinese = read(source.path), read(source.output)
     assert [c.cell_type for c in chinese.cells] == [c.cell_type for c in english.cells]
     for mine, theirs in zip(english.cells, chinese.cells):
         if mine.cell_type == "code":
-            assert blanked(theirs.source) == blanked(mine.source), mine.id
+            assert code_skeleton(theirs.source) == code_skeleton(mine.source), mine.id
 
 
-@pytest.mark.parametrize("source", SOURCES, ids=ids(SOURCES))
+@pytest.mark.parametrize("source", TRANSLATED, ids=ids(TRANSLATED))
 def test_translation_uses_the_glossary_terms(source):
     """Where the English uses a glossary term, does the Chinese use the glossary's Chinese for it?"""
     catalog = catalogs.load(source.catalog, LANGUAGES["zh"])
-    missing = {f"cell {entry.msgctxt}": found for entry in catalog if entry.comment == catalogs.KIND_COMMENT["markdown"]
+    prose = (catalogs.KIND_COMMENT["markdown"], catalogs.KIND_COMMENT["text"])
+    missing = {entry.msgctxt: found for entry in catalog if entry.comment in prose
                for found in [missing_terms(entry.msgid, entry.msgstr, entry.tcomment)] if found}
     assert missing == {}
 
 
-@pytest.mark.parametrize("source", SOURCES, ids=ids(SOURCES))
+@pytest.mark.parametrize("source", BANK_FILES, ids=ids(BANK_FILES))
+def test_a_translated_question_changes_only_its_text(source):
+    """Same ids, types, tags, answers and right options in Chinese; every text field translated."""
+    from sdpa_course.quiz.bank import load_bank
+    chapter = int(source.path.name[2:4])
+    english = [q for q in load_bank("en") if q.chapter == chapter]
+    chinese = [q for q in load_bank("zh") if q.chapter == chapter]
+    for mine, theirs in zip(english, chinese, strict=True):
+        assert (theirs.id, theirs.type, theirs.tags, theirs.answer, theirs.tolerance, theirs.correct_options) == (
+            mine.id, mine.type, mine.tags, mine.answer, mine.tolerance, mine.correct_options)
+        assert theirs.prompt != mine.prompt and theirs.explanation != mine.explanation, mine.id
+
+
+@pytest.mark.parametrize("source", TRANSLATED, ids=ids(TRANSLATED))
 def test_formulas_and_code_spans_are_kept(source):
     """Are the English cell's formulas ($...$) and code spans (`...`) all in its translation, unchanged?"""
     import re
-    pieces = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$|`[^`\n]+`", re.S)
+    pieces = re.compile(r"\$\$.*?\$\$|\$[^$]+\$|`[^`\n]+`", re.S)  # an inline formula may break across lines
     catalog = catalogs.load(source.catalog, LANGUAGES["zh"])
     lost = {}
     for entry in catalog:
-        if entry.comment == catalogs.KIND_COMMENT["markdown"]:
+        if entry.comment in (catalogs.KIND_COMMENT["markdown"], catalogs.KIND_COMMENT["text"]):
             gone = sorted(set(pieces.findall(entry.msgid)) - set(pieces.findall(entry.msgstr)))
             if gone:
                 lost[entry.msgctxt] = gone
@@ -114,16 +124,32 @@ def test_a_complete_catalog_builds_the_translated_notebook(scratch):
     assert built_notebook.cells[1].source == ('w = 0.5\nprint(f"最大权重 {w:.2f}")  # a comment\nax_title = "not shown"\n'
                                               'print("完成")')
     assert built_notebook.metadata["language"] == "zh"
-    assert "WenQuanYi" in (output.parent / "matplotlibrc").read_text()
+    assert code_skeleton(built_notebook.cells[1].source) == code_skeleton(NOTEBOOK.cells[1].source)
+
+
+def test_a_literal_all_in_chinese_is_still_a_translated_slot():
+    assert code_skeleton('print("最大权重")\nx = "kept"') == code_skeleton('print("max weight")\nx = "kept"')
+    assert code_skeleton('print("最大权重")\nx = "changed"') != code_skeleton('print("max weight")\nx = "kept"')
+
+
+def test_chinese_figures_fall_back_to_an_installed_cjk_font(monkeypatch):
+    import matplotlib
+    from sdpa_course.i18n import figures
+    monkeypatch.setitem(matplotlib.rcParams, "font.family", ["sans-serif"])
+    monkeypatch.setattr(figures, "installed_cjk_families", lambda: ["WenQuanYi Micro Hei"])
+    assert figures.use_chinese_fonts() == [matplotlib.rcParams["font.sans-serif"][0], "WenQuanYi Micro Hei"]
+    monkeypatch.setattr(figures, "installed_cjk_families", lambda: [])
+    with pytest.warns(UserWarning, match="no Chinese font"):
+        figures.use_chinese_fonts()
 
 
 @pytest.mark.parametrize("cell, new_source", [(0, "# The scaling factor, again\n\nDivide by $\\sqrt{d_k}$."),
                                               (1, 'w = 0.5\nprint(f"largest weight {w:.2f}")\nprint("done")')])
 def test_a_changed_english_cell_marks_its_translation_stale(scratch, cell, new_source):
     """The English changes: the old translation is kept but fuzzy, the catalog has a problem, the build refuses."""
-    notebook = read(scratch.notebook)
+    notebook = read(scratch.path)
     notebook.cells[cell].source = new_source
-    nbformat.write(notebook, str(scratch.notebook))
+    nbformat.write(notebook, str(scratch.path))
     assert catalogs.problems(polib.pofile(str(scratch.catalog)), units(notebook))  # stale before the update already
     update(scratch)
     catalog = polib.pofile(str(scratch.catalog))
@@ -135,9 +161,9 @@ def test_a_changed_english_cell_marks_its_translation_stale(scratch, cell, new_s
 
 
 def test_a_new_english_cell_needs_a_translation(scratch):
-    notebook = read(scratch.notebook)
+    notebook = read(scratch.path)
     notebook.cells.append(nbformat.v4.new_markdown_cell("A new paragraph.", id="new"))
-    nbformat.write(notebook, str(scratch.notebook))
+    nbformat.write(notebook, str(scratch.path))
     update(scratch)
     assert catalogs.problems(polib.pofile(str(scratch.catalog)), units(notebook)) == [
         "cell new: not translated: 'A new paragraph.'"]
@@ -162,6 +188,37 @@ def test_an_untranslated_unit_stays_english_in_a_draft_build(scratch):
 def test_a_translated_literal_keeps_its_kind_and_fields(english, chinese, problem):
     found = literal_problem(english, chinese)
     assert (found is None) if problem is None else (problem in found)
+
+
+def test_a_question_is_translated_field_by_field():
+    from sdpa_course.i18n.questions import question_units, translated_question
+    from sdpa_course.quiz import select
+    question = select(ids=["ch03-scale-key"])[0]
+    contexts = [unit.context for unit in question_units([question])]
+    assert contexts[:2] == ["ch03-scale-key:prompt", "ch03-scale-key:explanation"]
+    assert "ch03-scale-key:option-1" in contexts and "ch03-scale-key:why-2" in contexts
+    assert "ch03-scale-key:why-1" not in contexts  # the right option has no why
+    chinese = {"ch03-scale-key:prompt": "把键向量 k 加倍……", "ch03-scale-key:option-2": "两者都加倍"}
+    translated = translated_question(question, lambda unit: chinese.get(unit.context))
+    assert translated.prompt == "把键向量 k 加倍……" and translated.options[1].text == "两者都加倍"
+    assert translated.explanation == question.explanation  # untranslated: English
+    assert translated.correct_options == question.correct_options and translated.options[1].why == question.options[1].why
+
+
+def test_the_language_is_chosen_once(monkeypatch):
+    from sdpa_course.i18n.language import current_language, set_language
+    monkeypatch.delenv("SDPA_LANG", raising=False)
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    assert current_language() == "zh"
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    assert current_language() == "en"
+    set_language("zh")
+    assert current_language() == "zh"
+    monkeypatch.setenv("SDPA_LANG", "fr")
+    with pytest.raises(ValueError, match="not a language of the course"):
+        current_language()
 
 
 def test_glossary_terms_are_checked_with_exceptions():

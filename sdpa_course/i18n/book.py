@@ -1,10 +1,13 @@
-"""Which English notebooks the course translates, where their catalogs and translated notebooks live, and building them.
+"""Which English sources the course translates, where their catalogs and translations live, and building them.
 
-For language ``zh`` (catalogs in ``locale/zh_CN/``), ``notebooks/04_scaling.ipynb`` has the
-catalog ``locale/zh_CN/notebooks/04_scaling.po`` and the generated notebook
-``zh/notebooks/04_scaling.ipynb``.  The generated tree mirrors the English one, so a link such as
-``../exercises/ch04_scaling/ch04_scaling.ipynb`` leads to the same chapter in the same language.
-A notebook is translated once its catalog exists; :func:`translated_sources` lists those.
+The sources are the lecture notebooks and the question bank's files.  For language ``zh``
+(catalogs in ``locale/zh_CN/``), ``notebooks/04_scaling.ipynb`` has the catalog
+``locale/zh_CN/notebooks/04_scaling.po`` and the generated notebook ``zh/notebooks/04_scaling.ipynb``.
+The generated tree mirrors the English one, so a link such as ``05_softmax.ipynb`` leads to the
+same chapter in the same language.  A bank file's catalog, package data
+(``sdpa_course/locale/zh_CN/quiz/bank/ch04_scaling.po``), is read when the bank is loaded in that
+language (:func:`sdpa_course.quiz.bank.load_bank`); nothing is generated from it.  A source is
+translated once its catalog exists; :func:`translated_sources` lists those.
 """
 from __future__ import annotations
 
@@ -13,35 +16,51 @@ from pathlib import Path
 
 import nbformat
 
+from ..quiz.bank import load_bank_file
 from . import catalogs
-from .notebooks import read, translated, units
+from .notebooks import Unit, read, translated, units
+from .questions import question_units
 
 LANGUAGES = {"zh": "zh_CN"}  # the course's language codes and their gettext locale names
-SOURCE_FOLDERS = ("notebooks",)  # the English notebooks that have translations
-# matplotlib reads a matplotlibrc in the working directory, which is the notebook's folder: the
-# Chinese figures fall back, glyph by glyph, to the first CJK font installed (Debian: fonts-wqy-microhei).
-MATPLOTLIBRC = {"zh": "font.sans-serif: DejaVu Sans, WenQuanYi Micro Hei, Noto Sans CJK SC, Noto Sans SC, "
-                      "Source Han Sans SC, PingFang SC, Microsoft YaHei, SimHei, Arial Unicode MS\n"}
+SOURCE_GLOBS = ("notebooks/*.ipynb", "sdpa_course/quiz/bank/*.yaml")  # the English that has translations
 
 
 @dataclass(frozen=True)
 class Source:
-    """One English notebook and, for one language, its catalog and its generated translation."""
+    """One English source (a notebook or a bank file) and, for one language, its catalog and its translation."""
     root: Path
-    notebook: Path
+    path: Path
     language: str
 
     @property
     def catalog(self) -> Path:
-        return catalogs.catalog_path(self.root, self.notebook, LANGUAGES[self.language])
+        """Under ``locale/`` beside the source's package (``sdpa_course/locale/`` for the bank: package data)."""
+        package = self.root / "sdpa_course"
+        base = package if self.path.resolve().is_relative_to(package.resolve()) else self.root
+        return catalogs.catalog_path(base, self.path, LANGUAGES[self.language])
+
+    @property
+    def is_notebook(self) -> bool:
+        return self.path.suffix == ".ipynb"
 
     @property
     def output(self) -> Path:
-        return self.root / self.language / self.notebook.relative_to(self.root)
+        """The generated notebook (notebooks only)."""
+        return self.root / self.language / self.path.relative_to(self.root)
 
     @property
     def name(self) -> str:
-        return str(self.notebook.relative_to(self.root))
+        return str(self.path.relative_to(self.root))
+
+    def units(self) -> list[Unit]:
+        if self.is_notebook:
+            return units(read(self.path))
+        return question_units(load_bank_file(self.path))
+
+    def problems(self) -> list[str]:
+        """What keeps the catalog from translating the source faithfully (empty: complete and current)."""
+        catalog = catalogs.load(self.catalog, LANGUAGES[self.language])
+        return catalogs.problems(catalog, self.units(), "cell" if self.is_notebook else "question")
 
 
 def language_code(language: str) -> str:
@@ -51,20 +70,19 @@ def language_code(language: str) -> str:
 
 
 def all_sources(root: Path, language: str) -> list[Source]:
-    """Every English notebook that can be translated, translated yet or not."""
+    """Every English source that can be translated, translated yet or not."""
     language_code(language)
-    return [Source(root, path, language) for folder in SOURCE_FOLDERS for path in sorted((root / folder).glob("*.ipynb"))]
+    return [Source(root, path, language) for pattern in SOURCE_GLOBS for path in sorted(root.glob(pattern))]
 
 
 def translated_sources(root: Path, language: str) -> list[Source]:
-    """The English notebooks that have a catalog in ``language``."""
+    """The English sources that have a catalog in ``language``."""
     return [source for source in all_sources(root, language) if source.catalog.exists()]
 
 
 def update(source: Source) -> None:
-    """Write ``source``'s catalog in step with its English notebook (see :func:`catalogs.updated`)."""
-    catalog = catalogs.updated(catalogs.load(source.catalog, LANGUAGES[source.language]), units(read(source.notebook)),
-                               source.name)
+    """Write ``source``'s catalog in step with its English (see :func:`catalogs.updated`)."""
+    catalog = catalogs.updated(catalogs.load(source.catalog, LANGUAGES[source.language]), source.units(), source.name)
     source.catalog.parent.mkdir(parents=True, exist_ok=True)
     catalog.save(str(source.catalog))
 
@@ -72,16 +90,14 @@ def update(source: Source) -> None:
 def built(source: Source):
     """The translated notebook of ``source`` (untranslated or stale units stay English)."""
     catalog = catalogs.load(source.catalog, LANGUAGES[source.language])
-    return translated(read(source.notebook), catalogs.translator(catalog), source.language)
+    return translated(read(source.path), catalogs.translator(catalog), source.language)
 
 
 def build(source: Source) -> Path:
     """Write ``source``'s translated notebook; refuses with ``ValueError`` listing its catalog's problems."""
-    catalog = catalogs.load(source.catalog, LANGUAGES[source.language])
-    problems = catalogs.problems(catalog, units(read(source.notebook)))
+    problems = source.problems()
     if problems:
         raise ValueError(f"{source.catalog} cannot build {source.output}:\n  " + "\n  ".join(problems))
     source.output.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(built(source), str(source.output))
-    (source.output.parent / "matplotlibrc").write_text(MATPLOTLIBRC[source.language], encoding="utf-8")
     return source.output

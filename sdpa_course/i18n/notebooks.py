@@ -23,8 +23,6 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-import nbformat
-
 READ_BY_LEARNER_CALLS = {"print", "set_title", "set_xlabel", "set_ylabel", "suptitle", "title", "xlabel", "ylabel",
                          "text", "annotate"}
 READ_BY_LEARNER_KEYWORDS = {"title", "label", "xlabel", "ylabel", "description"}
@@ -39,8 +37,11 @@ class Unit:
     kind: str
 
 
-def _literals(source: str) -> list[ast.expr]:
-    """The string literals of a code cell that its output shows a learner, in source order."""
+def _literals(source: str, *, prose_only: bool = True) -> list[ast.expr]:
+    """The string literals of a code cell that its output shows a learner, in source order.
+
+    ``prose_only=False`` also gives those without an English word (a translation of one has none).
+    """
     try:
         tree = ast.parse(source)
     except SyntaxError:  # a cell magic or shell line: nothing to translate
@@ -52,8 +53,12 @@ def _literals(source: str) -> list[ast.expr]:
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
         candidates = list(node.args) if name in READ_BY_LEARNER_CALLS else []
         candidates += [keyword.value for keyword in node.keywords if keyword.arg in READ_BY_LEARNER_KEYWORDS]
-        found += [value for value in candidates if _is_prose_literal(value)]
+        found += [value for value in candidates if _is_string_literal(value) and (_is_prose_literal(value) or not prose_only)]
     return sorted(found, key=lambda node: (node.lineno, node.col_offset))
+
+
+def _is_string_literal(node: ast.expr) -> bool:
+    return isinstance(node, ast.JoinedStr) or isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 def _is_prose_literal(node: ast.expr) -> bool:
@@ -64,7 +69,7 @@ def _is_prose_literal(node: ast.expr) -> bool:
     return False
 
 
-def _segments(source: str) -> list[tuple[int, int, str]]:
+def _segments(source: str, *, prose_only: bool = True) -> list[tuple[int, int, str]]:
     """``(start, end, literal source)`` of each translatable literal, as character offsets into ``source``."""
     lines = source.splitlines(keepends=True)
     line_starts = [0]
@@ -75,10 +80,17 @@ def _segments(source: str) -> list[tuple[int, int, str]]:
         return line_starts[line_number - 1] + len(lines[line_number - 1].encode()[:byte_column].decode())
 
     segments = []
-    for node in _literals(source):
+    for node in _literals(source, prose_only=prose_only):
         start, end = offset(node.lineno, node.col_offset), offset(node.end_lineno, node.end_col_offset)
         segments.append((start, end, source[start:end]))
     return segments
+
+
+def code_skeleton(source: str) -> str:
+    """``source`` with every string a learner reads blanked: what a translation must leave exactly as it is."""
+    for start, end, _ in reversed(_segments(source, prose_only=False)):
+        source = source[:start] + "''" + source[end:]
+    return source
 
 
 def units(notebook) -> list[Unit]:
@@ -138,5 +150,7 @@ def translated(notebook, translate: Callable[[Unit], str | None], language: str)
     return result
 
 
-def read(path) -> nbformat.NotebookNode:
+def read(path):
+    """The notebook at ``path`` (an nbformat node, version 4)."""
+    import nbformat
     return nbformat.read(str(path), as_version=4)

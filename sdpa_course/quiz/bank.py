@@ -39,10 +39,30 @@ def load_questions(directory: Path = BANK_DIR) -> tuple[Question, ...]:
     return tuple(questions)
 
 
-@lru_cache(maxsize=1)
-def load_bank() -> tuple[Question, ...]:
-    """The package's question bank (loaded once)."""
-    return load_questions(BANK_DIR)
+def load_bank(language: str | None = None) -> tuple[Question, ...]:
+    """The package's question bank in ``language`` (default: :func:`~sdpa_course.i18n.language.current_language`).
+
+    In another language than English each question's text comes from its bank file's translation
+    catalog (:mod:`sdpa_course.i18n.questions`); what is not translated yet stays English.
+    """
+    from ..i18n.language import current_language
+    return _bank_in(language or current_language())
+
+
+@lru_cache(maxsize=None)
+def _bank_in(language: str) -> tuple[Question, ...]:
+    questions = load_questions(BANK_DIR)
+    if language == "en":
+        return questions
+    from ..i18n.book import LANGUAGES
+    from ..i18n.catalogs import catalog_path, load, translator
+    from ..i18n.questions import translated_question
+    package = BANK_DIR.parents[1]  # sdpa_course/, whose locale/ holds the catalogs
+    translated = []
+    for path in sorted(BANK_DIR.glob("*.yaml")):
+        translate = translator(load(catalog_path(package, path, LANGUAGES[language]), LANGUAGES[language]))
+        translated += [translated_question(q, translate) for q in questions if q.chapter == int(path.name[2:4])]
+    return tuple(translated)
 
 
 def by_id(questions=None) -> dict[str, Question]:

@@ -21,6 +21,7 @@ import numpy as np
 
 from fsrs import Rating
 
+from ..i18n.language import LANGUAGES, set_language
 from .countdown import Countdown, read_line
 from .engine import (AnswerError, Presented, QuizSession, answer_hint, describe, feedback, format_question,
                      late_feedback, parse_answer, shown)
@@ -58,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--limit", type=int, metavar="N", help="ask at most N questions")
     parser.add_argument("--store", help=f"answer file (default: ${STORE_ENV} or the user data directory)")
     parser.add_argument("--seed", type=int, help="seed for the question and option order")
+    parser.add_argument("--lang", choices=LANGUAGES, help="the questions' language (default: $SDPA_LANG, else the "
+                        "locale: zh_CN gives Chinese); what is not translated yet stays English")
     parser.add_argument("--export-anki", metavar="FILE.apkg",
                         help="write the questions (filters apply) as an Anki deck instead of quizzing")
     add_drill_options(parser)
@@ -231,6 +234,8 @@ def book_status(store: AnswerStore) -> str:
 def main(argv=None) -> int:
     """Entry point of ``sdpa-quiz``; returns the exit status (0, 2 for bad options, 130 after Ctrl-C)."""
     args = build_parser().parse_args(argv)
+    if args.lang:
+        set_language(args.lang)
     if args.export_anki is not None:
         return export_anki_command(args)
     with contextlib.suppress(AttributeError, ValueError):  # a stray non-UTF-8 byte must not end the quiz
