@@ -8,7 +8,7 @@ comment the kind of unit.
 
 :func:`updated` brings a catalog in line with its English source, as ``msgmerge`` does:
 
-* a unit already in the catalog keeps its entry;
+* a unit already in the catalog keeps its entry (translation, flags and translator comments);
 * a unit whose English changed takes over the old entry of its cell (the most similar one, for
   a code cell with several literals): the translation is kept but marked **fuzzy**, with the
   old English as ``#| msgid``, so the translator sees what changed;
@@ -69,13 +69,14 @@ def updated(catalog: polib.POFile, wanted: list[Unit], source_name: str) -> poli
         kept = old.get((unit.context, unit.text))
         if kept is not None:
             entry.msgstr, entry.flags = kept.msgstr, list(kept.flags)
-            entry.previous_msgid = kept.previous_msgid
+            entry.previous_msgid, entry.tcomment = kept.previous_msgid, kept.tcomment
         else:
             predecessor = _closest(unit, orphans.get(unit.context, []))
             if predecessor is not None:
                 orphans[unit.context].remove(predecessor)
                 entry.msgstr, entry.flags = predecessor.msgstr, ["fuzzy"]
                 entry.previous_msgid = predecessor.previous_msgid or predecessor.msgid
+                entry.tcomment = predecessor.tcomment  # the translator's notes go with the translation
         result.append(entry)
     return result
 
@@ -103,8 +104,9 @@ def problems(catalog: polib.POFile, units: list[Unit], where: str = "cell") -> l
     for key in wanted.keys() & entries.keys():
         entry, unit = entries[key], wanted[key]
         if "fuzzy" in entry.flags:
-            found.append(f"{where} {key[0]}: stale: the English changed since it was translated; "
-                         f"was {_short(entry.previous_msgid or '?')}, now {_short(entry.msgid)}")
+            was, now = _changed_part(entry.previous_msgid or "", entry.msgid)
+            found.append(f"{where} {key[0]}: stale: the English changed since it was translated, from "
+                         f"{_short(was)} to {_short(now)}")
         elif not entry.msgstr.strip():
             found.append(f"{where} {key[0]}: not translated: {_short(entry.msgid)}")
         elif unit.kind == "literal":
@@ -119,6 +121,16 @@ def translator(catalog: polib.POFile):
     done = {(entry.msgctxt, entry.msgid): entry.msgstr for entry in catalog
             if entry.msgstr and "fuzzy" not in entry.flags and not entry.obsolete}
     return lambda unit: done.get((unit.context, unit.text))
+
+
+def _changed_part(old: str, new: str, margin: int = 15) -> tuple[str, str]:
+    """The stretch where ``old`` and ``new`` differ, with ``margin`` characters of context either side."""
+    start = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+    end = 0
+    while end < min(len(old), len(new)) - start and old[len(old) - 1 - end] == new[len(new) - 1 - end]:
+        end += 1
+    begin = max(0, start - margin)
+    return old[begin:len(old) - end + margin], new[begin:len(new) - end + margin]
 
 
 def _short(text: str, limit: int = 60) -> str:
