@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Set up and run the course on a fresh machine that has only Python 3.10+.
 
-    python3 course.py lab     # create .venv, install, open JupyterLab at the start page
-    python3 course.py test    # create .venv, install, run every test (extra args go to pytest)
+    python3 course.py lab            # create .venv, install, open JupyterLab at the start page
+    python3 course.py lab --lang zh  # the same in Chinese: zh/notebooks/00_start_here.ipynb, quiz and figures
+    python3 course.py test           # create .venv, install, run every test (extra args go to pytest)
 
 The virtual environment lives in ``.venv`` next to this file.  It is (re)installed
 only when ``pyproject.toml`` changed since the last install, so both commands are
@@ -20,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 STAMP = VENV / ".installed-pyproject-sha256"
-START_PAGE = "notebooks/00_start_here.ipynb"
+START_PAGES = {"en": "notebooks/00_start_here.ipynb", "zh": "zh/notebooks/00_start_here.ipynb"}
 
 
 def venv_python() -> Path:
@@ -53,15 +54,36 @@ def run(command: list[str]) -> None:
         sys.exit(completed.returncode)
 
 
+def language_option(extra: list[str]) -> tuple[str, list[str]]:
+    """``--lang en|zh`` (or ``--lang=zh``) taken out of ``extra``; the language is English without it."""
+    rest, language = [], "en"
+    words = iter(extra)
+    for word in words:
+        if word == "--lang":
+            language = next(words, "")
+        elif word.startswith("--lang="):
+            language = word.split("=", 1)[1]
+        else:
+            rest.append(word)
+    if language not in START_PAGES:
+        sys.exit(f"course.py: --lang must be one of {', '.join(START_PAGES)}; got {language!r}")
+    return language, rest
+
+
 def open_lab(python: Path, extra: list[str]) -> int:
-    """Start JupyterLab on 127.0.0.1 with token authentication, at the start page."""
+    """Start JupyterLab on 127.0.0.1 with token authentication, at the start page of the chosen language.
+
+    The language goes to the kernels as ``SDPA_LANG``: the quiz, the figures' fonts and the course's
+    messages follow it.
+    """
+    language, extra = language_option(extra)
     command = [str(python), "-m", "jupyter", "lab", "--ip=127.0.0.1",
-               f"--ServerApp.root_dir={ROOT}", START_PAGE, *extra]
+               f"--ServerApp.root_dir={ROOT}", START_PAGES[language], *extra]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers and CI machines often run as root
         print("note: running as root; JupyterLab needs --allow-root for that", flush=True)
         command.append("--allow-root")
     print("+", " ".join(command), flush=True)
-    return subprocess.call(command, cwd=ROOT)
+    return subprocess.call(command, cwd=ROOT, env={**os.environ, "SDPA_LANG": language})
 
 
 def run_tests(python: Path, extra: list[str]) -> int:

@@ -108,3 +108,16 @@ def test_makefile_test_target_is_the_same_command():
 def test_top_level_paths_exist(path):
     """Every top-level path that issue 2 lists is in the repository."""
     assert (ROOT / path).exists(), f"{path} is missing"
+
+
+def test_course_lab_takes_a_language_and_each_start_page_exists():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("course_script", ROOT / "course.py")
+    course = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(course)
+    assert course.language_option(["--lang", "zh", "--port", "9999"]) == ("zh", ["--port", "9999"])
+    assert course.language_option(["--lang=en"]) == ("en", [])
+    assert course.language_option([]) == ("en", [])
+    with pytest.raises(SystemExit, match="--lang must be one of"):
+        course.language_option(["--lang", "fr"])
+    assert all((ROOT / page).exists() for page in course.START_PAGES.values())
