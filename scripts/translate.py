@@ -1,11 +1,11 @@
 """Keep the translations of the course in step with its English notebooks.
 
     python scripts/translate.py update [--lang zh] [SOURCE ...]   # refresh catalogs (start new ones with SOURCE)
-    python scripts/translate.py build  [--lang zh]                 # write zh/notebooks/*.ipynb from the catalogs
+    python scripts/translate.py build  [--lang zh]                 # write zh/notebooks/*.ipynb, *.zh-CN.md
     python scripts/translate.py status [--lang zh]                 # what is translated, stale or missing
 
-A source is a lecture notebook (``notebooks/04_scaling.ipynb``) or a question bank file
-(``sdpa_course/quiz/bank/ch04_scaling.yaml``).  ``update`` with no source refreshes the catalogs
+A source is a lecture notebook (``notebooks/04_scaling.ipynb``), a question bank file
+(``sdpa_course/quiz/bank/ch04_scaling.yaml``) or a guide (``README.md``, ``docs/quiz.md``).  ``update`` with no source refreshes the catalogs
 that exist; naming a source starts its catalog.  A changed English cell leaves its translation marked fuzzy until a translator updates
 it (and removes the fuzzy flag); ``build`` refuses a catalog with stale or missing entries.
 """
@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     failed = False
     for source in translated_sources(ROOT, args.lang):
         if args.command == "build":
-            if not source.is_notebook:
+            if not (source.is_notebook or source.is_document):
                 continue
             try:
                 print(f"wrote {build(source).relative_to(ROOT)}")

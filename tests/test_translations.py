@@ -19,7 +19,8 @@ from sdpa_course.i18n.terms import missing_terms
 
 TRANSLATED = translated_sources(ROOT, "zh")
 SOURCES = [source for source in TRANSLATED if source.is_notebook]
-BANK_FILES = [source for source in TRANSLATED if not source.is_notebook]
+DOCUMENTS = [source for source in TRANSLATED if source.is_document]
+BANK_FILES = [source for source in TRANSLATED if not (source.is_notebook or source.is_document)]
 
 
 def ids(sources):
@@ -37,6 +38,13 @@ def test_generated_notebook_is_in_sync_with_its_catalog(source):
     """Is zh/... exactly what the English notebook and its catalog build (python scripts/translate.py build)?"""
     assert source.output.exists(), f"{source.output} is missing: run python scripts/translate.py build"
     assert nbformat.writes(read(source.output)) == nbformat.writes(built(source))
+
+
+@pytest.mark.parametrize("source", DOCUMENTS, ids=ids(DOCUMENTS))
+def test_generated_document_is_in_sync_with_its_catalog(source):
+    """Is README.zh-CN.md (docs/quiz.zh-CN.md) exactly what its English and its catalog build?"""
+    assert source.output.exists(), f"{source.output} is missing: run python scripts/translate.py build"
+    assert source.output.read_text(encoding="utf-8") == built(source)
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=ids(SOURCES))
@@ -220,6 +228,18 @@ def test_the_language_is_chosen_once(monkeypatch):
     monkeypatch.setenv("SDPA_LANG", "fr")
     with pytest.raises(ValueError, match="not a language of the course"):
         current_language()
+
+
+def test_a_document_is_translated_block_by_block():
+    from sdpa_course.i18n.documents import translated, units
+    text = "# Guide\n\nFirst paragraph,\ntwo lines.\n\n```bash\nrun it   # the comment\n\nagain\n```\n\n## Next part\n\nLast.\n"
+    found = units(text)
+    assert [(u.context, u.text) for u in found] == [
+        ("guide", "# Guide"), ("guide", "First paragraph,\ntwo lines."),
+        ("guide", "```bash\nrun it   # the comment\n\nagain\n```"), ("next-part", "## Next part"), ("next-part", "Last.")]
+    chinese = {"First paragraph,\ntwo lines.": "第一段。", "Last.": "最后。"}
+    assert translated(text, lambda unit: chinese.get(unit.text)) == text.replace(
+        "First paragraph,\ntwo lines.", "第一段。").replace("Last.", "最后。")
 
 
 def test_glossary_terms_are_checked_with_exceptions():

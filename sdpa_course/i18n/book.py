@@ -17,12 +17,13 @@ from pathlib import Path
 import nbformat
 
 from ..quiz.bank import load_bank_file
-from . import catalogs
+from . import catalogs, documents
 from .notebooks import Unit, read, translated, units
 from .questions import question_units
 
 LANGUAGES = {"zh": "zh_CN"}  # the course's language codes and their gettext locale names
-SOURCE_GLOBS = ("notebooks/*.ipynb", "sdpa_course/quiz/bank/*.yaml")  # the English that has translations
+SOURCE_GLOBS = ("notebooks/*.ipynb", "sdpa_course/quiz/bank/*.yaml", "README.md", "docs/quiz.md")  # what is translated
+DOCUMENT_SUFFIX = {"zh": ".zh-CN.md"}  # README.md -> README.zh-CN.md, beside the English
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,14 @@ class Source:
         return self.path.suffix == ".ipynb"
 
     @property
+    def is_document(self) -> bool:
+        return self.path.suffix == ".md"
+
+    @property
     def output(self) -> Path:
-        """The generated notebook (notebooks only)."""
+        """The generated translation: a notebook under ``zh/``, a document beside the English (not for the bank)."""
+        if self.is_document:
+            return self.path.with_name(self.path.stem + DOCUMENT_SUFFIX[self.language])
         return self.root / self.language / self.path.relative_to(self.root)
 
     @property
@@ -55,12 +62,15 @@ class Source:
     def units(self) -> list[Unit]:
         if self.is_notebook:
             return units(read(self.path))
+        if self.is_document:
+            return documents.units(self.path.read_text(encoding="utf-8"))
         return question_units(load_bank_file(self.path))
 
     def problems(self) -> list[str]:
         """What keeps the catalog from translating the source faithfully (empty: complete and current)."""
         catalog = catalogs.load(self.catalog, LANGUAGES[self.language])
-        return catalogs.problems(catalog, self.units(), "cell" if self.is_notebook else "question")
+        where = "cell" if self.is_notebook else "section" if self.is_document else "question"
+        return catalogs.problems(catalog, self.units(), where)
 
 
 def language_code(language: str) -> str:
@@ -88,16 +98,21 @@ def update(source: Source) -> None:
 
 
 def built(source: Source):
-    """The translated notebook of ``source`` (untranslated or stale units stay English)."""
-    catalog = catalogs.load(source.catalog, LANGUAGES[source.language])
-    return translated(read(source.path), catalogs.translator(catalog), source.language)
+    """The translated notebook (a node) or document (text) of ``source`` (untranslated or stale units stay English)."""
+    translate = catalogs.translator(catalogs.load(source.catalog, LANGUAGES[source.language]))
+    if source.is_document:
+        return documents.translated(source.path.read_text(encoding="utf-8"), translate)
+    return translated(read(source.path), translate, source.language)
 
 
 def build(source: Source) -> Path:
-    """Write ``source``'s translated notebook; refuses with ``ValueError`` listing its catalog's problems."""
+    """Write ``source``'s translation; refuses with ``ValueError`` listing its catalog's problems."""
     problems = source.problems()
     if problems:
         raise ValueError(f"{source.catalog} cannot build {source.output}:\n  " + "\n  ".join(problems))
     source.output.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(built(source), str(source.output))
+    if source.is_document:
+        source.output.write_text(built(source), encoding="utf-8")
+    else:
+        nbformat.write(built(source), str(source.output))
     return source.output
