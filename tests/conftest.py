@@ -15,6 +15,9 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 KERNEL_SOCKETS_ENV = "SDPA_KERNEL_SOCKETS"
+# The suite speaks English whatever the machine's locale (a zh_CN locale would otherwise turn the quiz Chinese);
+# the tests of the Chinese edition choose Chinese themselves.
+os.environ["SDPA_LANG"] = "en"
 
 
 def pytest_configure(config):

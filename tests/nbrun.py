@@ -32,11 +32,18 @@ def execute_notebook(path: Path, *, timeout: int = 300, allow_errors: bool = Fal
     """
     notebook = nbformat.read(path, as_version=4)
     os.environ.update(HEADLESS_ENV)  # inherited by the kernel started below
+    language = os.environ.get("SDPA_LANG")
     os.environ["SDPA_LANG"] = notebook.metadata.get("language", "en")  # a translated notebook runs in its language
     client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
                             resources={"metadata": {"path": str(path.parent)}}, config=kernel_config())
     started = time.perf_counter()
-    client.execute()
+    try:
+        client.execute()
+    finally:  # the rest of this test process keeps its own language
+        if language is None:
+            os.environ.pop("SDPA_LANG", None)
+        else:
+            os.environ["SDPA_LANG"] = language
     return notebook, time.perf_counter() - started
 
 
