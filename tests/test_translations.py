@@ -90,7 +90,9 @@ def test_formulas_and_code_spans_are_kept(source):
     lost = {}
     for entry in catalog:
         if entry.comment in (catalogs.KIND_COMMENT["markdown"], catalogs.KIND_COMMENT["text"]):
-            gone = sorted(set(pieces.findall(fences.sub("", entry.msgid))) - set(pieces.findall(fences.sub("", entry.msgstr))))
+            def found(text):  # a line break inside a span is a space
+                return {" ".join(piece.split()) for piece in pieces.findall(fences.sub("", text))}
+            gone = sorted(found(entry.msgid) - found(entry.msgstr))
             if gone:
                 lost[entry.msgctxt] = gone
     assert lost == {}
