@@ -1,6 +1,8 @@
 """Which English sources the course translates, where their catalogs and translations live, and building them.
 
-The sources are the lecture notebooks and the question bank's files.  For language ``zh``
+The sources are the lecture notebooks, the exercises' source (``solutions/``: the Chinese
+``zh/exercises/`` is generated from ``zh/solutions/`` by nbgrader, as the English is), the question
+bank's files and the guides.  For language ``zh``
 (catalogs in ``locale/zh_CN/``), ``notebooks/04_scaling.ipynb`` has the catalog
 ``locale/zh_CN/notebooks/04_scaling.po`` and the generated notebook ``zh/notebooks/04_scaling.ipynb``.
 The generated tree mirrors the English one, so a link such as ``05_softmax.ipynb`` leads to the
@@ -22,7 +24,8 @@ from .notebooks import Unit, read, translated, units
 from .questions import question_units
 
 LANGUAGES = {"zh": "zh_CN"}  # the course's language codes and their gettext locale names
-SOURCE_GLOBS = ("notebooks/*.ipynb", "sdpa_course/quiz/bank/*.yaml", "README.md", "docs/quiz.md")  # what is translated
+SOURCE_GLOBS = ("notebooks/*.ipynb", "solutions/*/*.ipynb", "sdpa_course/quiz/bank/*.yaml", "README.md",
+                "docs/quiz.md")  # what is translated
 DOCUMENT_SUFFIX = {"zh": ".zh-CN.md"}  # README.md -> README.zh-CN.md, beside the English
 
 
