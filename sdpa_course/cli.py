@@ -174,15 +174,23 @@ def temporary_course(course: Path, folder: Path) -> Path:
     return folder
 
 
-def check_one(course: Path, item: Chapter, limits: Limits) -> StudentResult:
-    """Grade a copy of the chapter's exercises/ in a scratch course generated from solutions/ (or its cache)."""
-    name = item.assignment
+def edition(course: Path, language: str) -> Path:
+    """The folder holding an edition's solutions/ and exercises/: the course itself in English, ``zh/`` in Chinese."""
+    return course if language == "en" else course / language
+
+
+def check_one(course: Path, item: Chapter, limits: Limits, source: Path | None = None) -> StudentResult:
+    """Grade a copy of the chapter's exercises/ in a scratch course generated from solutions/ (or its cache).
+
+    ``source``: the edition whose solutions/ and exercises/ are used (default: the course's, English).
+    """
+    name, source = item.assignment, source or course
     with tempfile.TemporaryDirectory(prefix="sdpa-check-") as folder:
         scratch = temporary_course(course, Path(folder))
-        shutil.copytree(course / "solutions" / name, scratch / "solutions" / name)
+        shutil.copytree(source / "solutions" / name, scratch / "solutions" / name)
         submitted = scratch / "submitted" / LEARNER / name
         submitted.mkdir(parents=True)
-        for notebook in (course / "exercises" / name).glob("*.ipynb"):
+        for notebook in (source / "exercises" / name).glob("*.ipynb"):
             shutil.copy2(notebook, submitted / notebook.name)
         return grade_student(scratch, name, LEARNER, limits, generate=True, cache=generated_cache())
 
@@ -215,12 +223,13 @@ def check(args: argparse.Namespace) -> int:
     limits = Limits(memory_mb=args.memory_mb, timeout=args.timeout, strict=args.strict)
     if sandbox_or_refusal(args):
         return 2
-    chosen, results, seen = checkable(course, args.chapters), [], []
+    source = edition(course, args.lang)
+    chosen, results, seen = checkable(source, args.chapters), [], []
     for item in tqdm(chosen, desc="checking", unit="chapter", disable=len(chosen) < 2):
-        seen.append(snapshot(course, item.assignment))  # before grading reads them: what the score is for
-        results.append(check_one(course, item, limits))
+        seen.append(snapshot(source, item.assignment))  # before grading reads them: what the score is for
+        results.append(check_one(course, item, limits, source))
     try:
-        ScoreStore(report=note).record(course, zip(seen, results))
+        ScoreStore(report=note).record(source, zip(seen, results))
     except StoreError as error:
         note(f"the scores were not saved for `sdpa-course progress`: {error}")
     print(check_report(chosen, results))
@@ -348,7 +357,7 @@ def progress_row(course: Path, item: Chapter, last: LastCheck | None) -> str:
 
 
 def progress(args: argparse.Namespace) -> int:
-    course = Path(args.course).resolve() if args.course else find_course()
+    course = edition(Path(args.course).resolve() if args.course else find_course(), args.lang)
     try:
         checks = ScoreStore(report=note).last_checks(course)
     except StoreError as error:
@@ -397,6 +406,9 @@ def build_parser() -> argparse.ArgumentParser:
     overview = commands.add_parser("progress", help="self-learner: the course at a glance")
     overview.add_argument("--course", help="course folder (default: the one holding the working folder)")
     overview.set_defaults(run=progress)
+    for sub in (checking, overview):
+        sub.add_argument("--lang", choices=("en", "zh"), default=None,
+                         help="the edition: en (exercises/) or zh (zh/exercises/); default $SDPA_LANG or the locale")
     return parser
 
 
@@ -413,6 +425,14 @@ def positive_int(text: str) -> int:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    if hasattr(args, "lang"):
+        from .i18n.language import current_language, set_language
+        try:
+            args.lang = args.lang or current_language()
+        except ValueError as error:
+            print(f"sdpa-course: error: {error}", file=sys.stderr)
+            return 2
+        set_language(args.lang)
     try:
         return args.run(args)
     except KeyboardInterrupt:

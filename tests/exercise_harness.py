@@ -22,6 +22,7 @@ from sdpa_course.grading.autograde import interpreter_path
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
 EXERCISES = ROOT / "exercises"
+TRANSLATED_COURSES = {"zh": ROOT / "zh"}  # the Chinese edition: zh/solutions/ (generated) -> zh/exercises/
 SOLUTION_REGION = re.compile(r"### BEGIN SOLUTION(.*?)### END SOLUTION", re.S)
 HIDDEN_REGION = re.compile(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", re.S)
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
@@ -70,10 +71,10 @@ def succeeded(result: dict, what: str) -> None:
         raise AssertionError(f"nbgrader {what} failed:\n{result.get('error', '')}\n{result.get('log', '')}")
 
 
-def make_course(directory: Path, assignment: str) -> Path:
-    """A course in ``directory`` with solutions/<assignment> copied in and its release generated."""
+def make_course(directory: Path, assignment: str, solutions: Path = SOLUTIONS) -> Path:
+    """A course in ``directory`` with ``solutions``/<assignment> copied in and its release generated."""
     temporary_course(ROOT, directory)
-    shutil.copytree(SOLUTIONS / assignment, directory / "solutions" / assignment)
+    shutil.copytree(solutions / assignment, directory / "solutions" / assignment)
     succeeded(nbgrader_api(directory).generate_assignment(assignment, force=True), f"generate_assignment {assignment}")
     return directory
 

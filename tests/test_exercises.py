@@ -19,6 +19,13 @@ ASSIGNMENTS = harness.assignments()
 MIN_BUGS = 2
 slow = pytest.mark.slow
 each_assignment = pytest.mark.parametrize("assignment", ASSIGNMENTS)
+# Each edition of the course: (language, its solutions/, its exercises/); a Chinese assignment is graded exactly
+# as the English is, so the same checks run on every translated one.
+EDITIONS = [("en", harness.SOLUTIONS, harness.EXERCISES)] + [
+    (language, course / "solutions", course / "exercises") for language, course in harness.TRANSLATED_COURSES.items()]
+each_edition = pytest.mark.parametrize("language, solutions, exercises, assignment", [
+    pytest.param(language, solutions, exercises, assignment, id=f"{language}-{assignment}")
+    for language, solutions, exercises in EDITIONS for assignment in ASSIGNMENTS if (solutions / assignment).is_dir()])
 
 
 def solution_notebooks(assignment: str) -> list:
@@ -32,14 +39,15 @@ def release_notebooks(assignment: str) -> list:
 # The longest test first, so that xdist starts the autograde runs early and the workers finish together.
 @slow
 @pytest.mark.filterwarnings(r"ignore:Object of type <Submitted\w+> not in session")  # nbgrader's own SQLAlchemy use
-@each_assignment
-def test_generate_then_autograde_solution_blank_and_bugs(assignment, tmp_path):
-    """Does `nbgrader generate_assignment` reproduce exercises/, and autograding in one run give full marks
-    to the solution, 0 to the blank release, and catch each bug with its hint?"""
-    course = harness.make_course(tmp_path, assignment)
-    problems = [f"exercises/ is out of date (run `make exercises`): {difference}" for difference in
-                harness.release_differences(harness.release_folder(course, assignment), harness.EXERCISES / assignment)]
-    solutions = {path.name: harness.read(path) for path in solution_notebooks(assignment)}
+@each_edition
+def test_generate_then_autograde_solution_blank_and_bugs(language, solutions, exercises, assignment, tmp_path):
+    """Does `nbgrader generate_assignment` reproduce exercises/ (zh/exercises/), and autograding in one run give
+    full marks to the solution, 0 to the blank release, and catch each bug with its hint, in every language?"""
+    course = harness.make_course(tmp_path, assignment, solutions)
+    problems = [f"{exercises.relative_to(harness.ROOT)}/ is out of date (run `make exercises`): {difference}"
+                for difference in harness.release_differences(harness.release_folder(course, assignment),
+                                                              exercises / assignment)]
+    solutions = {path.name: harness.read(path) for path in harness.notebooks(solutions / assignment)}
     release = {path.name: harness.read(path) for path in harness.notebooks(harness.release_folder(course, assignment))}
     bugs = bugs_for(assignment)
     harness.submit(course, assignment, "solution", solutions)
@@ -82,12 +90,22 @@ def test_assignment_is_a_chapter_with_a_release(assignment):
     assert release_notebooks(assignment), f"exercises/{assignment} is missing: run `make exercises`"
 
 
-@each_assignment
-def test_release_leaks_no_solution_or_hidden_test(assignment):
-    """Does no line of a solution region or hidden test, and no marker, reach exercises/?"""
-    problems = [f"{path.name}: {leak}" for path in solution_notebooks(assignment)
-                for leak in harness.leaks(path, harness.EXERCISES / assignment / path.name)]
+@each_edition
+def test_release_leaks_no_solution_or_hidden_test(language, solutions, exercises, assignment):
+    """Does no line of a solution region or hidden test, and no marker, reach exercises/ (zh/exercises/)?"""
+    assert harness.notebooks(exercises / assignment), f"{exercises.relative_to(harness.ROOT)}/{assignment} is missing"
+    problems = [f"{path.name}: {leak}" for path in harness.notebooks(solutions / assignment)
+                for leak in harness.leaks(path, exercises / assignment / path.name)]
     assert not problems, "\n".join(problems)
+
+
+def test_every_translated_solution_has_its_release():
+    """A Chinese solution generated from its catalog and no Chinese release, or the other way round, is a stale tree."""
+    for language, solutions, exercises in EDITIONS[1:]:
+        mine = {p.name for p in solutions.glob("*") if p.is_dir()}
+        released = {p.name for p in exercises.glob("*") if p.is_dir()}
+        assert mine == released, f"{language}: solutions {sorted(mine - released)} without a release, " \
+                                 f"releases {sorted(released - mine)} without a solution (run `make exercises`)"
 
 
 @each_assignment
