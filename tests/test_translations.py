@@ -259,3 +259,17 @@ def test_an_update_keeps_the_translators_comments(scratch):
     catalog.save()
     update(scratch)
     assert polib.pofile(str(scratch.catalog))[0].tcomment == "glossary: not norm (layer norm)"
+
+
+def test_a_marked_message_is_found_and_translated(tmp_path, monkeypatch):
+    from sdpa_course.i18n import messages
+    (tmp_path / "module.py").write_text('from x import _\nprint(_("Right."))\nprint(_("Wrong: you answered {answer}.").format(answer=1))\n'
+                                        'print(_(f"not {1}"))  # an f-string: not a message\n', encoding="utf-8")
+    assert [unit.text for unit in messages.message_units(tmp_path)] == ["Right.", "Wrong: you answered {answer}."]
+    assert messages.field_problem("Wrong: you answered {answer}.", "错：你答的是 {answer}。") is None
+    assert "fields" in messages.field_problem("Wrong: you answered {answer}.", "错：你答的是 {choice}。")
+    monkeypatch.setattr(messages, "_translations", lambda language: {"Right.": "对。"})
+    monkeypatch.setenv("SDPA_LANG", "zh")
+    assert (messages._("Right."), messages._("Untranslated.")) == ("对。", "Untranslated.")
+    monkeypatch.setenv("SDPA_LANG", "en")
+    assert messages._("Right.") == "Right."

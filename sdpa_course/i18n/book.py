@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 
 from ..quiz.bank import load_bank_file
-from . import catalogs, documents
+from . import catalogs, documents, messages
 from .notebooks import Unit, read, translated, units
 from .questions import question_units
 
@@ -37,8 +37,15 @@ class Source:
     language: str
 
     @property
+    def is_messages(self) -> bool:
+        """The package itself: its ``_("...")`` messages (:mod:`~sdpa_course.i18n.messages`)."""
+        return self.path.is_dir()
+
+    @property
     def catalog(self) -> Path:
         """Under ``locale/`` beside the source's package (``sdpa_course/locale/`` for the bank: package data)."""
+        if self.is_messages:
+            return messages.catalog_file(self.language, self.path)
         package = self.root / "sdpa_course"
         base = package if self.path.resolve().is_relative_to(package.resolve()) else self.root
         return catalogs.catalog_path(base, self.path, LANGUAGES[self.language])
@@ -63,6 +70,8 @@ class Source:
         return str(self.path.relative_to(self.root))
 
     def units(self) -> list[Unit]:
+        if self.is_messages:
+            return messages.message_units(self.path)
         if self.is_notebook:
             return units(read(self.path))
         if self.is_document:
@@ -72,7 +81,8 @@ class Source:
     def problems(self) -> list[str]:
         """What keeps the catalog from translating the source faithfully (empty: complete and current)."""
         catalog = catalogs.load(self.catalog, LANGUAGES[self.language])
-        where = "cell" if self.is_notebook else "section" if self.is_document else "question"
+        where = "cell" if self.is_notebook else "section" if self.is_document else "messages" if self.is_messages \
+            else "question"
         return catalogs.problems(catalog, self.units(), where)
 
 
@@ -85,7 +95,8 @@ def language_code(language: str) -> str:
 def all_sources(root: Path, language: str) -> list[Source]:
     """Every English source that can be translated, translated yet or not."""
     language_code(language)
-    return [Source(root, path, language) for pattern in SOURCE_GLOBS for path in sorted(root.glob(pattern))]
+    found = [Source(root, path, language) for pattern in SOURCE_GLOBS for path in sorted(root.glob(pattern))]
+    return found + [Source(root, root / "sdpa_course", language)]  # the package's own messages
 
 
 def translated_sources(root: Path, language: str) -> list[Source]:

@@ -25,10 +25,12 @@ from pathlib import Path
 
 import polib
 
+from .messages import field_problem
 from .notebooks import Unit, literal_problem
 
 LOCALE_DIR = "locale"
-KIND_COMMENT = {"markdown": "markdown cell", "literal": "code cell: a string the output shows", "text": "text"}
+KIND_COMMENT = {"markdown": "markdown cell", "literal": "code cell: a string the output shows", "text": "text",
+                "message": "a message of the course's code: keep its {fields}"}
 KINDS = {comment: kind for kind, comment in KIND_COMMENT.items()}
 
 
@@ -109,8 +111,8 @@ def problems(catalog: polib.POFile, units: list[Unit], where: str = "cell") -> l
                          f"{_short(was)} to {_short(now)}")
         elif not entry.msgstr.strip():
             found.append(f"{where} {key[0]}: not translated: {_short(entry.msgid)}")
-        elif unit.kind == "literal":
-            problem = literal_problem(unit.text, entry.msgstr)
+        elif unit.kind in ("literal", "message"):
+            problem = (literal_problem if unit.kind == "literal" else field_problem)(unit.text, entry.msgstr)
             if problem:
                 found.append(f"{where} {key[0]}: {problem}: {_short(entry.msgstr)}")
     return sorted(found)
