@@ -159,3 +159,23 @@ def test_validate_prints_the_whole_hint(learner, tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     hint = next(line for line in done.stdout.splitlines() if "known mistake" in line)
     assert len(hint) > 90 and not hint.endswith("..."), done.stdout
+
+
+def test_check_in_chinese_grades_exactly_like_english(learner, checked):
+    """The same work in the Chinese exercise (zh/exercises/) earns the same points with `check 5 --lang zh`."""
+    chinese = learner["course"] / "zh"
+    shutil.copytree(ROOT / "zh" / "solutions" / ASSIGNMENT, chinese / "solutions" / ASSIGNMENT)
+    shutil.copytree(ROOT / "zh" / "exercises" / ASSIGNMENT, chinese / "exercises" / ASSIGNMENT)
+    exercise = chinese / "exercises" / ASSIGNMENT / NOTEBOOK
+    notebook = read(exercise)
+    cells_by_id(notebook)[SOLVED].source = solution_source(SOLVED)
+    nbformat.write(notebook, exercise)
+    try:
+        done = sdpa_course(learner, "check", "5", "--lang", "zh")
+        earned, total = points_of(f"test_{SOLVED}"), total_points()
+        assert f"{earned:g} / {total:g}" in done.stdout, done.stdout + done.stderr
+        assert done.returncode == checked[0].returncode == 1
+        progress = sdpa_course(learner, "progress", "--lang", "zh").stdout
+        assert f"{earned:g}/{total:g} on " in next(line for line in progress.splitlines() if line.startswith(" 5 "))
+    finally:
+        shutil.rmtree(chinese)  # the other tests see the English course only
