@@ -34,7 +34,7 @@ def generate(assignments: list[str], output: Path, course: Path = ROOT) -> None:
             command = [*nbgrader_command("generate_assignment", name, "--force"),
                        f"--CourseDirectory.root={course}", f"--CourseDirectory.release_directory={output}",
                        f"--CourseDirectory.db_url=sqlite:///{scratch}/gradebook.db", "--log-level=WARN"]
-            subprocess.run(command, cwd=ROOT, env=env, check=True)  # ROOT's nbgrader_config.py, rooted at course
+            subprocess.run(command, cwd=course, env=env, check=True)  # the edition's nbgrader_config.py
 
 
 def main() -> None:

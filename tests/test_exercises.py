@@ -162,3 +162,13 @@ def test_release_fails_only_with_not_implemented_and_every_test_fails(assignment
         assert all(ename == "NotImplementedError" for _, ename, _ in errors), f"{path.name}: {errors}"
         assert harness.validation(notebook, tmp_path / path.name, invert=True) == {}, \
             f"{path.name}: a test passes on the blank release"
+
+
+def test_the_chinese_course_is_configured_as_the_english_one():
+    """zh/nbgrader_config.py is the course's configuration (trusted grading included), rooted in zh/."""
+    from traitlets.config.loader import PyFileConfigLoader
+    english = PyFileConfigLoader("nbgrader_config.py", path=str(harness.ROOT)).load_config()
+    chinese = PyFileConfigLoader("nbgrader_config.py", path=str(harness.ROOT / "zh")).load_config()
+    assert chinese.CourseDirectory.root == str(harness.ROOT / "zh")
+    assert chinese.Autograde.autograde_preprocessors == english.Autograde.autograde_preprocessors
+    assert chinese.CourseDirectory.ignore == english.CourseDirectory.ignore

@@ -1,0 +1,11 @@
+"""nbgrader configuration of the Chinese edition: the course's own configuration, rooted in this folder.
+
+zh/solutions/ (generated from solutions/ and the catalogs by `scripts/translate.py build`) is the source,
+zh/exercises/ the release (`python scripts/generate_exercises.py --lang zh`); an instructor runs nbgrader and
+`sdpa-course grade --course zh` here exactly as in the English course, and the scores are the same.
+"""
+from pathlib import Path
+
+load_subconfig(str(Path(__file__).resolve().parents[1] / "nbgrader_config.py"))  # noqa: F821 (given by traitlets)
+c = get_config()  # noqa: F821
+c.CourseDirectory.root = str(Path(__file__).resolve().parent)
