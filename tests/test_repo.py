@@ -54,7 +54,7 @@ def test_environment_yml_and_pyproject_name_the_same_dependencies():
     assert all(">=" in spec for spec in from_pyproject.values()), "every dependency needs a lower bound"
 
 
-@pytest.mark.parametrize("path", ["gradebook.db", "exercises/gradebook.db", ".venv/bin/python",
+@pytest.mark.parametrize("path", ["gradebook.db", "exercises/gradebook.db", "zh/gradebook.db", "zh/submitted/s/a/a.ipynb", ".venv/bin/python",
                                   "sdpa_lib/__pycache__/softmax.cpython-311.pyc", ".pytest_cache/v/cache",
                                   ".hypothesis/examples/x", "notebooks/.ipynb_checkpoints/x-checkpoint.ipynb",
                                   "sdpa_course.egg-info/PKG-INFO"])
