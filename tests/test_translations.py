@@ -20,7 +20,7 @@ from sdpa_course.i18n.terms import missing_terms
 TRANSLATED = translated_sources(ROOT, "zh")
 SOURCES = [source for source in TRANSLATED if source.is_notebook]
 DOCUMENTS = [source for source in TRANSLATED if source.is_document]
-BANK_FILES = [source for source in TRANSLATED if not (source.is_notebook or source.is_document)]
+BANK_FILES = [source for source in TRANSLATED if not (source.is_notebook or source.is_document or source.is_messages)]
 
 
 def ids(sources):

@@ -65,7 +65,7 @@ import genanki
 from ..chapters import chapter as find_chapter
 from ..json_file import write_atomically
 from .bank import load_bank
-from .engine import KIND_NAMES, Presented, right_answer
+from .engine import Presented, kind_names, right_answer
 from .schema import Question
 
 # Never change these ids (see the module's docstring): Anki recognises a re-import by them.
@@ -173,7 +173,7 @@ def _choice_fields(question: Question) -> list[str]:
     wrong = "".join(f"<div>Not <b>{letter}</b>: {to_html(question.options[i].why)}</div>"
                     for letter, i in zip(presented.labels, presented.order)
                     if not question.options[i].correct and question.options[i].why)
-    return [to_html(question.prompt), to_html(KIND_NAMES[question.type]), options,
+    return [to_html(question.prompt), to_html(kind_names()[question.type]), options,
             to_html(right_answer(presented)), to_html(question.explanation), wrong, to_html(question.zh),
             to_html(question.id)]
 

@@ -22,9 +22,10 @@ import numpy as np
 from fsrs import Rating
 
 from ..i18n.language import LANGUAGES, set_language
+from ..i18n.messages import _
 from .countdown import Countdown, read_line
 from .engine import (AnswerError, Presented, QuizSession, answer_hint, describe, feedback, format_question,
-                     late_feedback, parse_answer, shown)
+                     late_feedback, late_note, parse_answer, shown)
 from .modes import (MOCK_SECONDS_PER_QUESTION, NothingToAsk, book_in_bank, choose_questions, due_drills, due_in_bank,
                     next_due_note)
 from .schedule import BUDGET_SECONDS, derived_rating
@@ -33,7 +34,10 @@ from .schema import DIFFICULTIES
 from .store import STORE_ENV, TODAY_ENV, AnswerStore, StoreError, today_clock  # noqa: F401 (re-exported)
 
 QUIT_WORDS = {"q", "quit", "exit"}
-NOT_READABLE = "  That line was not readable (it is not UTF-8 text); type it again."
+
+
+def not_readable() -> str:
+    return "  " + _("That line was not readable (it is not UTF-8 text); type it again.")
 
 
 class StopQuiz(Exception):
@@ -42,52 +46,57 @@ class StopQuiz(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="sdpa-quiz", description="Interview review for scaled dot-product attention: quiz yourself, "
-        "and re-ask what you got wrong (the wrong-answer book) until you know it.")
-    parser.add_argument("--chapter", help="chapter number or slug, e.g. 4 or scaling")
-    parser.add_argument("--tag", help="topic tag, e.g. masks, multi-head, complexity")
+        prog="sdpa-quiz", description=_("Interview review for scaled dot-product attention: quiz yourself, "
+                                        "and re-ask what you got wrong (the wrong-answer book) until you know it."))
+    parser.add_argument("--chapter", help=_("chapter number or slug, e.g. 4 or scaling"))
+    parser.add_argument("--tag", help=_("topic tag, e.g. masks, multi-head, complexity"))
     parser.add_argument("--difficulty", choices=DIFFICULTIES)
     parser.add_argument("--mock", type=int, metavar="N",
-                        help=f"timed mock interview: N random questions (filters apply), a countdown of "
-                        f"{MOCK_SECONDS_PER_QUESTION} s for each; a late answer is saved as late and counts as wrong")
+                        help=_("timed mock interview: N random questions (filters apply), a countdown of "
+                               "{seconds} s for each; a late answer is saved as late and counts as wrong").format(
+                            seconds=MOCK_SECONDS_PER_QUESTION))
     parser.add_argument("--review", action="store_true",
-                        help="ask the answered questions that are due again (FSRS schedule), the most forgotten first")
+                        help=_("ask the answered questions that are due again (FSRS schedule), the most forgotten "
+                               "first"))
     parser.add_argument("--rate", action="store_true",
-                        help="after a right answer, ask how hard it was (hard / good / easy) instead of deriving it")
-    parser.add_argument("--stats", action="store_true", help="show retention, the wrong-answer book and what is due "
-                        "this week, then stop")
-    parser.add_argument("--limit", type=int, metavar="N", help="ask at most N questions")
-    parser.add_argument("--store", help=f"answer file (default: ${STORE_ENV} or the user data directory)")
-    parser.add_argument("--seed", type=int, help="seed for the question and option order")
-    parser.add_argument("--lang", choices=LANGUAGES, help="the questions' language (default: $SDPA_LANG, else the "
-                        "locale: zh_CN gives Chinese); what is not translated yet stays English")
+                        help=_("after a right answer, ask how hard it was (hard / good / easy) instead of deriving it"))
+    parser.add_argument("--stats", action="store_true", help=_("show retention, the wrong-answer book and what is due "
+                                                               "this week, then stop"))
+    parser.add_argument("--limit", type=int, metavar="N", help=_("ask at most N questions"))
+    parser.add_argument("--store", help=_("answer file (default: ${variable} or the user data directory)").format(
+        variable=STORE_ENV))
+    parser.add_argument("--seed", type=int, help=_("seed for the question and option order"))
+    parser.add_argument("--lang", choices=LANGUAGES, help=_("the questions' language (default: $SDPA_LANG, else the "
+                                                            "locale: zh_CN gives Chinese); what is not translated yet "
+                                                            "stays English"))
     parser.add_argument("--export-anki", metavar="FILE.apkg",
-                        help="write the questions (filters apply) as an Anki deck instead of quizzing")
+                        help=_("write the questions (filters apply) as an Anki deck instead of quizzing"))
     add_drill_options(parser)
     return parser
 
 
 def add_drill_options(parser: argparse.ArgumentParser) -> None:
     """The coding drills' options (:mod:`sdpa_course.quiz.drill_terminal`)."""
-    drills = parser.add_argument_group("coding drills", "timed 'write it from scratch' tasks, graded by the course's "
-                                       "grading engine")
-    drills.add_argument("--drill", metavar="NAME", help="do one coding drill (--drill list: the drills)")
-    drills.add_argument("--drills", action="store_true", help="list the coding drills and their time budgets")
+    drills = parser.add_argument_group(_("coding drills"), _("timed 'write it from scratch' tasks, graded by the "
+                                                             "course's grading engine"))
+    drills.add_argument("--drill", metavar="NAME", help=_("do one coding drill (--drill list: the drills)"))
+    drills.add_argument("--drills", action="store_true", help=_("list the coding drills and their time budgets"))
     drills.add_argument("--drill-file", metavar="PATH",
-                        help="the drill's file (default ./drill_<name>.py, reused when it exists)")
+                        help=_("the drill's file (default ./drill_<name>.py, reused when it exists)"))
 
 
 def drill_command(args: argparse.Namespace) -> int:
     """``--drill NAME`` or ``--drills``: a coding drill, or their list, recorded in the answer store."""
     from .drill_terminal import drill_table, run_drill
     if args.drill_file and not args.drill:
-        print("sdpa-quiz: error: --drill-file needs --drill NAME (sdpa-quiz --drills lists them)", file=sys.stderr)
+        print("sdpa-quiz: " + _("error: {problem}").format(
+            problem=_("--drill-file needs --drill NAME (sdpa-quiz --drills lists them)")), file=sys.stderr)
         return 2
     try:
         store = AnswerStore(args.store, clock=today_clock(), report=lambda message: print(message, file=sys.stderr))
         store.answers()  # reads the store now: a path that is not a store stops here
     except (ValueError, StoreError) as error:
-        print(f"sdpa-quiz: error: {error}", file=sys.stderr)
+        print("sdpa-quiz: " + _("error: {problem}").format(problem=error), file=sys.stderr)
         return 2
     if args.drills or args.drill.strip().lower() == "list":
         print(drill_table(store))
@@ -101,13 +110,13 @@ def ask_line(prompt: str, read: Callable[[str], str]) -> str:
         try:
             line = read(prompt)
         except EOFError:
-            print("\nEnd of input: stopping the quiz.")
+            print("\n" + _("End of input: stopping the quiz."))
             raise StopQuiz from None
         except UnicodeDecodeError:  # stdin could not be made tolerant (see main)
-            print(NOT_READABLE)
+            print(not_readable())
             continue
         if any("\udc80" <= character <= "\udcff" for character in line):  # bytes kept by surrogateescape
-            print(NOT_READABLE)
+            print(not_readable())
             continue
         if line.strip().lower() in QUIT_WORDS:
             raise StopQuiz
@@ -117,11 +126,12 @@ def ask_line(prompt: str, read: Callable[[str], str]) -> str:
 def ask_answer(presented: Presented, read: Callable[[str], str]):
     """Prompt until the answer can be read; the open question first shows the model answer."""
     if presented.question.type == "open":
-        ask_line("Think (or write) your answer, then press Enter to see the model answer. ", read)
-        print(f"Model answer:\n{presented.question.model_answer}\n")
+        ask_line(_("Think (or write) your answer, then press Enter to see the model answer. "), read)
+        print(_("Model answer:") + f"\n{presented.question.model_answer}\n")
     while True:
         try:
-            return parse_answer(presented, ask_line(f"Your answer ({answer_hint(presented)}; q quits): ", read))
+            return parse_answer(presented, ask_line(_("Your answer ({hint}; q quits): ").format(
+                hint=answer_hint(presented)), read))
         except AnswerError as error:
             print(f"  {error}")
 
@@ -157,7 +167,8 @@ class Recorder:
                 self.saved += 1
         except StoreError as error:
             self.failed = True
-            print(f"Warning: {error}. The quiz goes on, but answers are no longer saved.", file=sys.stderr)
+            print(_("Warning: {error}. The quiz goes on, but answers are no longer saved.").format(error=error),
+                  file=sys.stderr)
 
 
 def ask_rating(derived: Rating, read: Callable[[str], str]) -> Rating:
@@ -165,12 +176,13 @@ def ask_rating(derived: Rating, read: Callable[[str], str]) -> Rating:
     choices = {"h": Rating.Hard, "hard": Rating.Hard, "g": Rating.Good, "good": Rating.Good,
                "e": Rating.Easy, "easy": Rating.Easy}
     while True:
-        line = ask_line(f"How did that feel? h = hard, g = good, e = easy (Enter: {derived.name.lower()}): ", read)
+        line = ask_line(_("How did that feel? h = hard, g = good, e = easy (Enter: {rating}): ").format(
+            rating=derived.name.lower()), read)
         if not line.strip():
             return derived
         if line.strip().lower() in choices:
             return choices[line.strip().lower()]
-        print(f"  {shown(line)} is not a rating; type h, g or e, or press Enter")
+        print("  " + _("{typed} is not a rating; type h, g or e, or press Enter").format(typed=shown(line)))
 
 
 def run_quiz(session: QuizSession, record: Callable, *, read: Callable[[str], str] = input,
@@ -198,7 +210,7 @@ def run_quiz(session: QuizSession, record: Callable, *, read: Callable[[str], st
                 return
             seconds = clock() - shown_at
             if countdown is not None and countdown.expired:
-                late = f"late: {seconds:.0f} s of {seconds_per_question:.0f} s"
+                late = late_note(seconds, seconds_per_question)
                 session.record(False)
                 record(presented, answer, False, late, seconds=seconds)
                 print(late_feedback(presented, late))
@@ -206,7 +218,8 @@ def run_quiz(session: QuizSession, record: Callable, *, read: Callable[[str], st
             correct = session.submit(answer)
             print(feedback(presented, answer))
             if countdown is not None:
-                print(f"[{seconds:.0f} s of {seconds_per_question:.0f} s]")
+                print("[" + _("{seconds} s of {budget} s").format(seconds=f"{seconds:.0f}",
+                                                                   budget=f"{seconds_per_question:.0f}") + "]")
             rating = derived_rating(correct, seconds, BUDGET_SECONDS[presented.question.type])
             if rate and correct:
                 try:
@@ -223,12 +236,18 @@ def run_quiz(session: QuizSession, record: Callable, *, read: Callable[[str], st
 def book_status(store: AnswerStore) -> str:
     """The book's size and what is due now, over the questions still in the bank (as ``--review`` asks)."""
     book, due = book_in_bank(store)[0], due_in_bank(store)
-    status = f"Wrong-answer book: {len(book)} question(s). Due for review now: {len(due)}"
-    status += " (sdpa-quiz --review)." if due else f"; {next_due_note(store)}."
+    status = _("Wrong-answer book: {book} question(s). Due for review now: {due}").format(book=len(book), due=len(due))
+    status += _(" (sdpa-quiz --review).") if due else _("; {note}.").format(note=next_due_note(store))
     drills = due_drills(store)
     if drills:
-        status += f"\nCoding drills due again: {', '.join(drills)} (sdpa-quiz --drill {drills[0]})."
+        status += "\n" + drills_due(drills)
     return status
+
+
+def drills_due(drills: list[str]) -> str:
+    """The line naming the coding drills due again, and how to start the first."""
+    return _("Coding drills due again: {drills} (sdpa-quiz --drill {first}).").format(drills=", ".join(drills),
+                                                                                      first=drills[0])
 
 
 def main(argv=None) -> int:
@@ -243,7 +262,7 @@ def main(argv=None) -> int:
     try:
         return drill_command(args) if args.drill or args.drills or args.drill_file else quiz(args)
     except KeyboardInterrupt:  # before or after the questions: nothing unsaved to lose
-        print("\nInterrupted.")
+        print("\n" + _("Interrupted."))
         return 130
 
 
@@ -253,8 +272,8 @@ def quiz(args: argparse.Namespace) -> int:
         store = AnswerStore(args.store, clock=today_clock(), report=lambda message: print(message, file=sys.stderr))
         stale = book_in_bank(store)[1]  # reads the store now: a path that is not a store stops here
         if stale:
-            print(f"Note: {stale} answer(s) are for questions no longer in the bank; they are left out.",
-                  file=sys.stderr)
+            print(_("Note: {count} answer(s) are for questions no longer in the bank; they are left out.").format(
+                count=stale), file=sys.stderr)
         if args.stats:
             print(stats_report(store))
             return 0
@@ -264,21 +283,22 @@ def quiz(args: argparse.Namespace) -> int:
         print(message)
         drills = due_drills(store) if args.review else []
         if drills:
-            print(f"Coding drills due again: {', '.join(drills)} (sdpa-quiz --drill {drills[0]}).")
+            print(drills_due(drills))
         return 0
     except (ValueError, StoreError) as error:
-        print(f"sdpa-quiz: error: {error}", file=sys.stderr)
+        print("sdpa-quiz: " + _("error: {problem}").format(problem=error), file=sys.stderr)
         return 2
     session, recorder = QuizSession.start(questions, rng), Recorder(store)
     per_question = MOCK_SECONDS_PER_QUESTION if args.mock else None
-    print(f"{len(questions)} question(s). Answers are saved to {store.path}.")
+    print(_("{count} question(s). Answers are saved to {store}.").format(count=len(questions), store=store.path))
     status = 0
     try:
         run_quiz(session, recorder, seconds_per_question=per_question, rate=args.rate)
     except KeyboardInterrupt:
-        print("\nInterrupted.")
+        print("\n" + _("Interrupted."))
         status = 130
-    print(f"\n{session.summary()}\n{recorder.saved} answer(s) saved to {store.path}.")
+    print(f"\n{session.summary()}\n" + _("{count} answer(s) saved to {store}.").format(count=recorder.saved,
+                                                                                       store=store.path))
     if not recorder.failed:
         print(book_status(store))
     return status
@@ -292,18 +312,20 @@ def export_anki_command(args: argparse.Namespace) -> int:
               if getattr(args, name) is not None and getattr(args, name) is not False]
     try:
         if others:
-            raise ValueError(f"--export-anki takes only --chapter, --tag and --difficulty, not {', '.join(others)}")
+            raise ValueError(_("--export-anki takes only --chapter, --tag and --difficulty, not {options}").format(
+                options=", ".join(others)))
         summary = export_anki(args.export_anki, select(chapter=args.chapter, tag=args.tag, difficulty=args.difficulty))
     except ValueError as error:
-        print(f"sdpa-quiz: error: {error}", file=sys.stderr)
+        print("sdpa-quiz: " + _("error: {problem}").format(problem=error), file=sys.stderr)
         return 2
     except OSError as error:
-        print(f"sdpa-quiz: error: cannot write {args.export_anki}: {error.strerror or error}", file=sys.stderr)
+        print("sdpa-quiz: " + _("error: {problem}").format(problem=_("cannot write {file}: {reason}").format(
+            file=args.export_anki, reason=error.strerror or error)), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"\nInterrupted: {args.export_anki} was not written.")
+        print("\n" + _("Interrupted: {file} was not written.").format(file=args.export_anki))
         return 130
-    print(f"{summary}\nImport it in Anki (File > Import); importing a newer export again updates these notes.")
+    print(f"{summary}\n" + _("Import it in Anki (File > Import); importing a newer export again updates these notes."))
     return 0
 
 

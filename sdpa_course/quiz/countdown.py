@@ -20,6 +20,8 @@ import threading
 import time
 from typing import Callable, TextIO
 
+from ..i18n.messages import _
+
 Clock = Callable[[], float]
 WARNINGS = (60, 30, 10)  # seconds left at which read_line warns on a terminal
 
@@ -53,8 +55,10 @@ def format_duration(seconds: float) -> str:
     """
     minutes, secs = divmod(int(round(max(0.0, seconds))), 60)
     if not minutes:
-        return f"{secs} s"
-    return f"{minutes} min" + (f" {secs} s" if secs else "")
+        return _("{seconds} s").format(seconds=secs)
+    if not secs:
+        return _("{minutes} min").format(minutes=minutes)
+    return _("{minutes} min {seconds} s").format(minutes=minutes, seconds=secs)
 
 
 class Countdown:
@@ -72,7 +76,8 @@ class Countdown:
 
     def __init__(self, budget: float, *, clock: Clock = time.monotonic):
         if not budget > 0:
-            raise ValueError(f"a countdown needs a positive budget in seconds; got {budget!r}")
+            raise ValueError(_("a countdown needs a positive budget in seconds; got {budget}").format(
+                budget=repr(budget)))
         self.budget, self.clock = float(budget), clock
         self.started = clock()
         self.deadline = self.started + self.budget
@@ -90,7 +95,9 @@ class Countdown:
     def status(self) -> str:
         """``07:59 left``, or ``time is up (+01:02)`` with the time past the budget."""
         over = self.clock() - self.deadline
-        return f"time is up (+{format_seconds(over)})" if over >= 0 else f"{format_seconds(-over)} left"
+        if over >= 0:
+            return _("time is up (+{over})").format(over=format_seconds(over))
+        return _("{left} left").format(left=format_seconds(-over))
 
 
 def _stdin_ready(stream: TextIO) -> Callable[[float | None], bool]:
@@ -98,7 +105,7 @@ def _stdin_ready(stream: TextIO) -> Callable[[float | None], bool]:
     import select
 
     def ready(timeout: float | None) -> bool:
-        readable, _, _ = select.select([stream], [], [], timeout)
+        readable, _writable, _failed = select.select([stream], [], [], timeout)
         return bool(readable)
     return ready
 
@@ -137,8 +144,8 @@ def read_line(prompt: str, countdown: Countdown, *, stream: TextIO | None = None
             if not reached:
                 continue
             pending = [mark for mark in pending if mark not in reached]
-            warning = ("time is up: finish anyway and grade it; it is recorded as late" if min(reached) == 0
-                       else f"{min(reached)} s left")
+            warning = (_("time is up: finish anyway and grade it; it is recorded as late") if min(reached) == 0
+                       else _("{seconds} s left").format(seconds=min(reached)))
             out.write(f"\n[{warning}]\n[{countdown.status()}] {prompt}")
             out.flush()
     line = stream.readline()
@@ -163,10 +170,11 @@ class CountdownLabel:
     """
 
     def __init__(self, countdown: Countdown, *, on_expire: Callable[[], None] | None = None, tick: float = 1.0,
-                 prefix: str = "Time: "):
+                 prefix: str | None = None):
         import ipywidgets as widgets
 
-        self.countdown, self.on_expire, self.tick, self.prefix = countdown, on_expire, tick, prefix
+        self.countdown, self.on_expire, self.tick = countdown, on_expire, tick
+        self.prefix = _("Time: ") if prefix is None else prefix
         self.label = widgets.Label(value=self._text())
         self._stopped = threading.Event()
         self._expired_called = False

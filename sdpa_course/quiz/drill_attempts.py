@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from ..i18n.messages import _
 from .countdown import format_duration
 from .drill_grading import COULD_NOT_GRADE, DrillResult
 from .drills import Drill
@@ -37,24 +38,25 @@ def record_attempt(store: AnswerStore | None, chosen: Drill, result: DrillResult
     if store is None:
         return False
     if result.problem == COULD_NOT_GRADE:
-        report("The attempt was not saved: grading could not run, so it says nothing about your code.")
+        report(_("The attempt was not saved: grading could not run, so it says nothing about your code."))
         return False
     late = seconds > chosen.budget_seconds
     try:
         store.record(chosen.id, result.passed and not late, chosen_text(result, late), seconds=round(seconds, 1),
                      late=late)
     except StoreError as error:
-        report(f"Warning: {error}. The attempt was not saved.")
+        report(_("Warning: {error}. The attempt was not saved.").format(error=error))
         return False
     return True
 
 
 def time_line(chosen: Drill, seconds: float) -> str:
     """``Time: 5 min 12 s of 8 min.``, or that it is past the budget and counts as late."""
-    used = f"Time: {format_duration(seconds)} of {chosen.budget}"
+    used, budget = format_duration(seconds), chosen.budget
     if seconds > chosen.budget_seconds:
-        return f"{used}: past the budget, so it is recorded as late (not right, even when it passes)."
-    return f"{used}."
+        return _("Time: {used} of {budget}: past the budget, so it is recorded as late (not right, even when it "
+                 "passes).").format(used=used, budget=budget)
+    return _("Time: {used} of {budget}.").format(used=used, budget=budget)
 
 
 __all__ = ["chosen_text", "record_attempt", "time_line"]

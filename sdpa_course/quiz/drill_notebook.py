@@ -19,6 +19,7 @@ import textwrap
 import time
 from typing import Callable
 
+from ..i18n.messages import _
 from ..widgets import is_headless
 from .countdown import Clock, Countdown, CountdownLabel
 from .drill_attempts import record_attempt, time_line
@@ -48,17 +49,21 @@ class NotebookDrill:
         self.box = None
         if is_headless():
             if show:
-                print(f"Coding drill: {chosen.describe()}\n\nPaste this template into a cell:\n\n{chosen.template}\n"
-                      f"[{self.countdown.status()}] Then: d.submit({', '.join(chosen.functions)})")
+                call = f"d.submit({', '.join(chosen.functions)})"
+                print(_("Coding drill: {drill}").format(drill=chosen.describe()) + "\n\n"
+                      + _("Paste this template into a cell:") + f"\n\n{chosen.template}\n"
+                      + f"[{self.countdown.status()}] " + _("Then: {call}").format(call=call))
             return
         import ipywidgets as widgets
-        self.label = CountdownLabel(self.countdown, on_expire=self._expired, tick=tick, prefix="Time left: ")
+        self.label = CountdownLabel(self.countdown, on_expire=self._expired, tick=tick, prefix=_("Time left: "))
         self.status = widgets.HTML("")
         self.box = widgets.VBox([
-            widgets.HTML(f"<b>Coding drill: {html.escape(chosen.title)}</b> ({html.escape(chosen.budget)})"
-                         f"<pre>{html.escape(chosen.prompt)}</pre>Paste this template into a cell, write the "
-                         f"function(s), run the cell, then <code>d.submit({', '.join(chosen.functions)})</code>:"
-                         f"<pre>{html.escape(chosen.template)}</pre>"),
+            widgets.HTML(_("<b>Coding drill: {title}</b> ({budget})").format(
+                             title=html.escape(chosen.title), budget=html.escape(chosen.budget))
+                         + f"<pre>{html.escape(chosen.prompt)}</pre>"
+                         + _("Paste this template into a cell, write the function(s), run the cell, then "
+                             "<code>{call}</code>:").format(call=f"d.submit({', '.join(chosen.functions)})")
+                         + f"<pre>{html.escape(chosen.template)}</pre>"),
             self.label.label, self.status])
         if show:
             from IPython.display import display
@@ -67,7 +72,7 @@ class NotebookDrill:
 
     def _expired(self) -> None:
         if self.box is not None:
-            self.status.value = "<i>Time is up: submit anyway; the attempt is recorded as late.</i>"
+            self.status.value = "<i>" + _("Time is up: submit anyway; the attempt is recorded as late.") + "</i>"
 
     def submit(self, *functions: Callable) -> DrillResult:
         """Grade the source of ``functions`` (the drill's functions, and any helper they call), the template's
@@ -75,12 +80,12 @@ class NotebookDrill:
         try:
             sources = [textwrap.dedent(inspect.getsource(function)) for function in functions]
         except (OSError, TypeError) as error:
-            return self._show(DrillResult(False, NOT_GRADED, f"the source of what was given is not available "
-                                                             f"({error}): pass the functions defined in this "
-                                                             f"notebook, or their text to d.submit_source(text)"))
+            return self._show(DrillResult(False, NOT_GRADED, _(
+                "the source of what was given is not available ({error}): pass the functions defined in this "
+                "notebook, or their text to d.submit_source(text)").format(error=error)))
         if not functions:
-            return self._show(DrillResult(False, NOT_GRADED, f"give the function(s) to grade: "
-                                                             f"d.submit({', '.join(self.drill.functions)})"))
+            return self._show(DrillResult(False, NOT_GRADED, _("give the function(s) to grade: {call}").format(
+                call=f"d.submit({', '.join(self.drill.functions)})")))
         return self.submit_source(preamble(self.drill) + "\n\n" + "\n\n".join(sources))
 
     def submit_source(self, text: str) -> DrillResult:
@@ -92,17 +97,18 @@ class NotebookDrill:
         return self._show(result, seconds, saved)
 
     def _show(self, result: DrillResult, seconds: float | None = None, saved: bool = False) -> DrillResult:
-        lines = [f"note: {result.note}"] if result.note else []
+        lines = [_("note: {note}").format(note=result.note)] if result.note else []
         lines.append(result.message)
         if seconds is not None:
             lines.append(time_line(self.drill, seconds))
         if saved:
-            lines.append(f"Attempt {len(self.attempts)} saved as {self.drill.id}.")
+            lines.append(_("Attempt {number} saved as {id}.").format(number=len(self.attempts), id=self.drill.id))
         if result.passed and self.label is not None:
             self.label.stop()
         if self.box is not None:
-            verdict = "passed" if result.passed else "not yet: fix it and submit again"
-            self.status.value = f"<b>Attempt {len(self.attempts)}: {html.escape(verdict)}</b>"
+            verdict = _("passed") if result.passed else _("not yet: fix it and submit again")
+            self.status.value = "<b>" + html.escape(_("Attempt {number}: {verdict}").format(
+                number=len(self.attempts), verdict=verdict)) + "</b>"
         print("\n".join(lines))
         return result
 

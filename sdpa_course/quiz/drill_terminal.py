@@ -18,14 +18,19 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..i18n.messages import _
 from .countdown import Clock, Countdown, read_line
 from .drill_attempts import record_attempt, time_line
 from .drill_grading import DEFAULT_TIMEOUT, grade_drill
 from .drills import Drill, all_drills, drill
 from .store import AnswerStore, StoreError
 
-REPLAY_IN_A_TERMINAL = ("(In a terminal: python -i {file}, then import sdpa_course and paste that line; in a notebook, "
-                        "paste it after the cell that defines your function.)")
+
+
+def replay_in_a_terminal(file) -> str:
+    """How to replay a failing case outside a notebook (added to the grading engine's replay line)."""
+    return _("(In a terminal: python -i {file}, then import sdpa_course and paste that line; in a notebook, "
+             "paste it after the cell that defines your function.)").format(file=file)
 
 
 def prepare_file(chosen: Drill, path: Path | None) -> tuple[Path, bool]:
@@ -33,7 +38,7 @@ def prepare_file(chosen: Drill, path: Path | None) -> tuple[Path, bool]:
     path = Path(path) if path is not None else Path.cwd() / chosen.filename
     if path.exists():
         if not path.is_file():
-            raise OSError(f"{path} is not a file")
+            raise OSError(_("{path} is not a file").format(path=path))
         return path, True
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(chosen.template, encoding="utf-8")
@@ -48,14 +53,15 @@ def editor_command() -> list[str] | None:
 
 def open_editor(command: list[str], path: Path, say: Callable[[str], None]) -> bool:
     """Run the editor on ``path`` and wait for it; False (after saying why) if it could not run."""
-    say(f"Opening {path.name} with {' '.join(command)}; save and close the editor to grade it.")
+    say(_("Opening {file} with {editor}; save and close the editor to grade it.").format(file=path.name,
+                                                                                        editor=" ".join(command)))
     try:
         finished = subprocess.run([*command, str(path)], check=False)
     except OSError as error:
-        say(f"The editor could not start ({error}).")
+        say(_("The editor could not start ({error}).").format(error=error))
         return False
     if finished.returncode != 0:
-        say(f"The editor exited with status {finished.returncode}; grading the file as it is.")
+        say(_("The editor exited with status {status}; grading the file as it is.").format(status=finished.returncode))
     return True
 
 
@@ -65,16 +71,17 @@ def wait_for_edit(path: Path, countdown: Countdown, read, editor: list[str] | No
     if editor is not None:
         if not first:
             try:
-                answer = read(f"Press Enter to edit {path.name} again (q stops): ", countdown)
+                answer = read(_("Press Enter to edit {file} again (q stops): ").format(file=path.name), countdown)
             except EOFError:
                 return False
             if answer.strip().lower() in ("q", "quit", "n", "no"):
                 return False
         if open_editor(editor, path, say):
             return True
-    verb = "Edit" if first else "Fix"
+    prompt = (_("Edit {path} in any editor, save it, then press Enter to grade (q stops): ") if first
+              else _("Fix {path} in any editor, save it, then press Enter to grade (q stops): "))
     try:
-        answer = read(f"{verb} {path} in any editor, save it, then press Enter to grade (q stops): ", countdown)
+        answer = read(prompt.format(path=path), countdown)
     except EOFError:
         return False
     return answer.strip().lower() not in ("q", "quit")
@@ -87,37 +94,38 @@ def run_drill(name: str, store: AnswerStore | None, *, file: str | None = None, 
         chosen = drill(name)
         path, existed = prepare_file(chosen, Path(file) if file else None)
     except (LookupError, OSError) as error:
-        print(f"sdpa-quiz: error: {error}", file=sys.stderr)
+        print("sdpa-quiz: " + _("error: {problem}").format(problem=error), file=sys.stderr)
         return 2
-    say(f"Coding drill: {chosen.describe()}\n")
+    say(_("Coding drill: {drill}").format(drill=chosen.describe()) + "\n")
     if existed:
-        say(f"{path} exists already: it is reused as it is (delete it to start again from the template).")
+        say(_("{path} exists already: it is reused as it is (delete it to start again from the template).").format(
+            path=path))
     else:
-        say(f"The template is in {path}.")
-    say(f"Time budget: {chosen.budget}. The clock starts now.")
+        say(_("The template is in {path}.").format(path=path))
+    say(_("Time budget: {budget}. The clock starts now.").format(budget=chosen.budget))
     countdown, editor, first = Countdown(chosen.budget_seconds, clock=clock), editor_command(), True
     while wait_for_edit(path, countdown, read, editor, first, say):
         first = False
         try:
             source = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            say(f"{path} could not be read ({error}); fix that and grade again.")
+            say(_("{path} could not be read ({error}); fix that and grade again.").format(path=path, error=error))
             continue
-        say("Grading...")
+        say(_("Grading..."))
         result = grade_drill(chosen, source, timeout=timeout, filename=path.name)
         seconds = countdown.elapsed()
         if result.note:
-            print(f"note: {result.note}", file=sys.stderr)
+            print(_("note: {note}").format(note=result.note), file=sys.stderr)
         message = result.message
         if "Replay it in a cell of your notebook:" in message:
-            message += "\n" + REPLAY_IN_A_TERMINAL.format(file=path)
+            message += "\n" + replay_in_a_terminal(path)
         say(f"\n{message}")
         say(time_line(chosen, seconds))
         if record_attempt(store, chosen, result, seconds, lambda text: print(text, file=sys.stderr)):
-            say(f"Attempt saved to {store.path} as {chosen.id}.")
+            say(_("Attempt saved to {store} as {id}.").format(store=store.path, id=chosen.id))
         if result.passed:
             return 0 if seconds <= chosen.budget_seconds else 1
-    say("\nDrill stopped.")
+    say("\n" + _("Drill stopped."))
     return 1
 
 
@@ -130,11 +138,12 @@ def drill_table(store: AnswerStore | None = None) -> str:
             book = {item.id: item.id in due for item in store.schedule().values() if item.in_book or item.id in due}
         except StoreError:
             book = {}
-    lines = [f"{'drill':<18} {'budget':>7}  writes"]
+    lines = [f"{_('drill'):<18} {_('budget'):>7}  {_('writes')}"]
+    marks = {True: "  " + _("(due for review)"), False: "  " + _("(in your book)")}
     for item in all_drills():
-        mark = {True: "  (due for review)", False: "  (in your book)"}.get(book.get(item.id), "")
+        mark = marks.get(book.get(item.id), "")
         lines.append(f"{item.name:<18} {item.budget:>7}  {', '.join(item.functions)}{mark}")
-    lines.append("\nsdpa-quiz --drill NAME starts one (the template goes to ./drill_<name>.py).")
+    lines.append("\n" + _("sdpa-quiz --drill NAME starts one (the template goes to ./drill_<name>.py)."))
     return "\n".join(lines)
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..grading.exercises import task
 from ..grading.task import Task
+from ..i18n.messages import _
 from .drill_tasks import ATTENTION_FUNCTIONS, FAST_PATH, SOFTMAX_FUNCTIONS, drill_task
 from .modes import DRILL_PREFIX as ID_PREFIX  # the answer store's ids: drill-<name>
 
@@ -59,7 +60,9 @@ class Drill:
     def budget(self) -> str:
         """The time budget as the learner reads it: ``8 min``."""
         minutes, seconds = divmod(self.budget_seconds, 60)
-        return f"{minutes} min" + (f" {seconds} s" if seconds else "")
+        if seconds:
+            return _("{minutes} min {seconds} s").format(minutes=minutes, seconds=seconds)
+        return _("{minutes} min").format(minutes=minutes)
 
     def describe(self) -> str:
         """The title, the budget and the prompt, as shown before the clock starts."""

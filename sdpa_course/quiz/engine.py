@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..chapters import chapter as find_chapter
+from ..i18n.language import spoken_language
+from ..i18n.messages import _
 from .schema import Question
 
 LETTERS = string.ascii_uppercase
@@ -22,8 +24,31 @@ ECHO_LIMIT = 200  # characters of a typed line shown back in a message
 TRUE_WORDS = {"t", "true", "y", "yes", "1", "对", "是", "正确", "真"}
 FALSE_WORDS = {"f", "false", "n", "no", "0", "错", "否", "错误", "假"}
 SEPARATORS = r"[\s,;/、]+"  # between letters: after NFKC the Chinese comma and semicolon are "," and ";"
-KIND_NAMES = {"single": "single choice", "multiple": "multiple choice: pick every correct option",
-              "true_false": "true or false", "numeric": "numeric answer", "open": "open question"}  # as shown
+
+
+def kind_names() -> dict[str, str]:
+    """Each question type's name as shown, in the learner's language."""
+    return {"single": _("single choice"), "multiple": _("multiple choice: pick every correct option"),
+            "true_false": _("true or false"), "numeric": _("numeric answer"), "open": _("open question")}
+
+
+def difficulty_names() -> dict[str, str]:
+    """Each difficulty's name as shown (the bank's ``easy``, ``mid``, ``hard``), in the learner's language."""
+    return {"easy": _("easy"), "mid": _("mid"), "hard": _("hard")}
+
+
+def padded(text: str, width: int, *, right: bool = False) -> str:
+    """``text`` padded with spaces to ``width`` terminal columns (a Chinese character takes two), left-aligned
+    unless ``right``; as ``f"{text:<{width}}"`` for ASCII text."""
+    columns = sum(2 if unicodedata.east_asian_width(character) in "WF" else 1 for character in text)
+    fill = " " * max(0, width - columns)
+    return fill + text if right else text + fill
+
+
+def chapter_title(number: int) -> str:
+    """Chapter ``number``'s title in the learner's language."""
+    found = find_chapter(number)
+    return found.title_zh if spoken_language() == "zh" else found.title
 
 
 class AnswerError(ValueError):
@@ -56,19 +81,20 @@ def answer_hint(presented: Presented) -> str:
     """What to type, for the prompt."""
     kind, labels = presented.question.type, presented.labels
     if kind == "single":
-        return f"one letter, {labels[0]}-{labels[-1]}"
+        return _("one letter, {first}-{last}").format(first=labels[0], last=labels[-1])
     if kind == "multiple":
-        return f"every correct letter, e.g. {labels[0]}{labels[-1]}"
-    return {"true_false": "t (true) or f (false)", "numeric": "a number",
-            "open": "y if your answer matched the model answer, n if not"}[kind]
+        return _("every correct letter, e.g. {example}").format(example=labels[0] + labels[-1])
+    return {"true_false": _("t (true) or f (false)"), "numeric": _("a number"),
+            "open": _("y if your answer matched the model answer, n if not")}[kind]
 
 
 def format_question(presented: Presented, number: int | None = None) -> str:
     """The question as plain text with its lettered options; never gives the answer away."""
     q = presented.question
-    kind = KIND_NAMES[q.type]
+    kind = kind_names()[q.type]
     head = f"{number}. " if number is not None else ""
-    lines = [f"{head}[{q.id} | chapter {q.chapter} | {q.difficulty} | {kind}]", q.prompt]
+    where = _("chapter {number}").format(number=q.chapter)
+    lines = [f"{head}[{q.id} | {where} | {difficulty_names().get(q.difficulty, q.difficulty)} | {kind}]", q.prompt]
     lines += [f"  {letter}. {q.options[i].text}" for letter, i in zip(presented.labels, presented.order)]
     return "\n".join(lines)
 
@@ -82,14 +108,16 @@ def shown(text: str) -> str:
 def _parse_letters(presented: Presented, text: str) -> frozenset[int]:
     letters = re.sub(SEPARATORS, "", text).upper()
     if not letters:
-        raise AnswerError(f"no option chosen in {shown(text)}; answer with {answer_hint(presented)}")
+        raise AnswerError(_("no option chosen in {typed}; answer with {hint}").format(
+            typed=shown(text), hint=answer_hint(presented)))
     unknown = sorted(set(letters) - set(presented.labels))
     if unknown:
         listed = ", ".join(unknown)
         listed = listed if len(listed) <= ECHO_LIMIT else listed[:ECHO_LIMIT] + "…"
-        raise AnswerError(f"{listed} is not an option; answer with {answer_hint(presented)}")
+        raise AnswerError(_("{letters} is not an option; answer with {hint}").format(
+            letters=listed, hint=answer_hint(presented)))
     if len(set(letters)) != len(letters):
-        raise AnswerError(f"a letter is repeated in {shown(text)}; give each option once")
+        raise AnswerError(_("a letter is repeated in {typed}; give each option once").format(typed=shown(text)))
     return frozenset(presented.order[LETTERS.index(letter)] for letter in letters)
 
 
@@ -99,7 +127,7 @@ def _parse_yes_no(text: str, hint: str) -> bool:
         return True
     if word in FALSE_WORDS:
         return False
-    raise AnswerError(f"{shown(text)} is not understood; answer with {hint}")
+    raise AnswerError(_("{typed} is not understood; answer with {hint}").format(typed=shown(text), hint=hint))
 
 
 def parse_answer(presented: Presented, text: str):
@@ -115,21 +143,23 @@ def parse_answer(presented: Presented, text: str):
         question, or text that is not a number / yes-no; the message says what to type.
     """
     if not isinstance(text, str) or not text.strip():
-        raise AnswerError(f"no answer given; type {answer_hint(presented)}")
+        raise AnswerError(_("no answer given; type {hint}").format(hint=answer_hint(presented)))
     text = unicodedata.normalize("NFKC", text)  # full-width letters and digits (Ａ，１２．５) as their ASCII forms
     kind = presented.question.type
     if kind in ("single", "multiple"):
         chosen = _parse_letters(presented, text)
         if kind == "single" and len(chosen) != 1:
-            raise AnswerError(f"this is a single-choice question; answer with {answer_hint(presented)}")
+            raise AnswerError(_("this is a single-choice question; answer with {hint}").format(
+                hint=answer_hint(presented)))
         return chosen
     if kind == "numeric":
         try:
             value = float(text.strip().replace("_", ""))
         except ValueError:
-            raise AnswerError(f"{shown(text)} is not a number; type e.g. 11.31 or 6.4e1") from None
+            raise AnswerError(_("{typed} is not a number; type e.g. 11.31 or 6.4e1").format(typed=shown(text))) \
+                from None
         if not np.isfinite(value):
-            raise AnswerError(f"{shown(text)} is not a finite number")
+            raise AnswerError(_("{typed} is not a finite number").format(typed=shown(text)))
         return value
     return _parse_yes_no(text, answer_hint(presented))
 
@@ -151,12 +181,12 @@ def describe(presented: Presented, answer) -> str:
     if q.type in ("single", "multiple"):
         letters = sorted(presented.letter_of(i) for i in answer)
         return ", ".join(f"{letter} ({q.options[presented.order[LETTERS.index(letter)]].text})"
-                         for letter in letters) or "(none)"
+                         for letter in letters) or _("(none)")
     if q.type == "true_false":
-        return "true" if answer else "false"
+        return _("true") if answer else _("false")
     if q.type == "numeric":
         return f"{float(answer):.10g}"
-    return "got it" if answer else "missed it"
+    return _("got it") if answer else _("missed it")
 
 
 def right_answer(presented: Presented) -> str:
@@ -165,9 +195,10 @@ def right_answer(presented: Presented) -> str:
     if q.type in ("single", "multiple"):
         return describe(presented, q.correct_options)
     if q.type == "numeric":
-        return f"{q.answer:.10g}" + (f" (within {q.tolerance:g})" if q.tolerance else "")
+        within = _(" (within {tolerance})").format(tolerance=f"{q.tolerance:g}") if q.tolerance else ""
+        return f"{q.answer:.10g}" + within
     if q.type == "true_false":
-        return "true" if q.answer else "false"
+        return _("true") if q.answer else _("false")
     return q.model_answer
 
 
@@ -175,10 +206,12 @@ def feedback(presented: Presented, answer) -> str:
     """Verdict, the right answer and the explanation, as plain text."""
     q = presented.question
     if q.type == "open":
-        verdict = "Marked as known." if answer else "Marked as missed: it goes into the wrong-answer book."
-        return f"{verdict}\nWhy: {q.explanation}"
-    verdict = "Right." if grade(q, answer) else f"Wrong: you answered {describe(presented, answer)}."
-    return f"{verdict}\nAnswer: {right_answer(presented)}\nWhy: {q.explanation}{_why_not(presented, answer)}"
+        verdict = _("Marked as known.") if answer else _("Marked as missed: it goes into the wrong-answer book.")
+        return verdict + "\n" + _("Why: {explanation}").format(explanation=q.explanation)
+    verdict = _("Right.") if grade(q, answer) else _("Wrong: you answered {answer}.").format(
+        answer=describe(presented, answer))
+    return "\n".join([verdict, _("Answer: {answer}").format(answer=right_answer(presented)),
+                      _("Why: {explanation}").format(explanation=q.explanation)]) + _why_not(presented, answer)
 
 
 def _why_not(presented: Presented, answer) -> str:
@@ -187,13 +220,20 @@ def _why_not(presented: Presented, answer) -> str:
     if q.type not in ("single", "multiple"):
         return ""
     wrong = sorted(i for i in answer if not q.options[i].correct and q.options[i].why)
-    return "".join(f"\nNot {presented.letter_of(i)}: {q.options[i].why}" for i in wrong)
+    return "".join("\n" + _("Not {letter}: {why}").format(letter=presented.letter_of(i), why=q.options[i].why)
+                   for i in wrong)
+
+
+def late_note(seconds: float, budget: float) -> str:
+    """``late: 189 s of 180 s``: how late an answer came (kept with it in the store)."""
+    return _("late: {seconds} s of {budget} s").format(seconds=f"{seconds:.0f}", budget=f"{budget:.0f}")
 
 
 def late_feedback(presented: Presented, late: str) -> str:
     """Feedback for an answer given after a mock interview's time: wrong whatever it was, then the answer."""
-    return (f"Too late ({late}): this answer counts as wrong.\nAnswer: {right_answer(presented)}\n"
-            f"Why: {presented.question.explanation}")
+    return "\n".join([_("Too late ({late}): this answer counts as wrong.").format(late=late),
+                      _("Answer: {answer}").format(answer=right_answer(presented)),
+                      _("Why: {explanation}").format(explanation=presented.question.explanation)])
 
 
 @dataclass
@@ -248,9 +288,11 @@ class QuizSession:
     def summary(self) -> str:
         """The score by chapter as a small text table."""
         if not self.results:
-            return "No question answered."
-        rows = [f"  ch{number:02d} {find_chapter(number).title:<45} {right}/{asked}"
+            return _("No question answered.")
+        rows = [f"  ch{number:02d} {padded(chapter_title(number), 45)} {right}/{asked}"
                 for number, (right, asked) in self.score_by_chapter().items()]
-        right = sum(correct for _, correct in self.results)
-        unanswered = [f"  ({self.unanswered} unanswered, counted as wrong)"] if self.unanswered else []
-        return "\n".join(["Score by chapter:", *rows, f"  total{'':<46}{right}/{len(self.results)}", *unanswered])
+        right = sum(correct for _question, correct in self.results)
+        unanswered = ["  " + _("({count} unanswered, counted as wrong)").format(count=self.unanswered)] \
+            if self.unanswered else []
+        rows.append(f"  {padded(_('total'), 51)}{right}/{len(self.results)}")
+        return "\n".join([_("Score by chapter:"), *rows, *unanswered])

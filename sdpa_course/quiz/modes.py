@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n.messages import _
 from .bank import aliases, by_id, load_bank, select
 from .schema import Question
 from .schedule import Item
@@ -49,18 +50,18 @@ def next_due_note(store: AnswerStore) -> str:
     known, now = by_id(), store.clock()
     upcoming = sorted(item.due for item in store.schedule(aliases()).values() if item.id in known and item.due > now)
     if not upcoming:
-        return "no question answered yet"
-    return f"the next one is due {when(upcoming[0], now)}"
+        return _("no question answered yet")
+    return _("the next one is due {when}").format(when=when(upcoming[0], now))
 
 
 def when(moment, now) -> str:
     """``in 8 min``, ``in 5 h`` or ``on 2026-12-04`` (local time), for due times."""
     seconds = (moment - now).total_seconds()
     if seconds < 3600:
-        return f"in {max(1, round(seconds / 60))} min"
+        return _("in {minutes} min").format(minutes=max(1, round(seconds / 60)))
     if seconds < 86400:
-        return f"in {round(seconds / 3600)} h"
-    return f"on {moment.astimezone(now.tzinfo).date().isoformat()}"
+        return _("in {hours} h").format(hours=round(seconds / 3600))
+    return _("on {date}").format(date=moment.astimezone(now.tzinfo).date().isoformat())
 
 
 def review_questions(store: AnswerStore, **filters) -> list[Question]:
@@ -68,12 +69,14 @@ def review_questions(store: AnswerStore, **filters) -> list[Question]:
     known = by_id()
     questions = [known[item.id] for item in due_in_bank(store)]
     if not questions:
-        raise NothingToAsk(f"nothing is due for review in {store.path}: {next_due_note(store)}")
+        raise NothingToAsk(_("nothing is due for review in {store}: {note}").format(
+            store=store.path, note=next_due_note(store)))
     if any(value is not None for value in filters.values()):
         wanted = {q.id for q in select(load_bank(), **filters)}  # ValueError for a bad filter
         questions = [q for q in questions if q.id in wanted]
         if not questions:
-            raise NothingToAsk(f"no question due for review in {store.path} matches these filters")
+            raise NothingToAsk(_("no question due for review in {store} matches these filters").format(
+                store=store.path))
     return questions
 
 
@@ -90,11 +93,12 @@ def choose_questions(*, chapter=None, tag=None, difficulty=None, mock: int | Non
     """
     for name, value in (("mock", mock), ("limit", limit)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ValueError(f"{name} must be a positive whole number of questions; got {value!r}")
+            raise ValueError(_("{name} must be a positive whole number of questions; got {value}").format(
+                name=name, value=repr(value)))
     filters = {"chapter": chapter, "tag": tag, "difficulty": difficulty}
     if review and mock is not None:
-        raise ValueError("--mock and --review cannot be combined: a mock interview draws from the whole bank; "
-                         "to review part of the book use --review --limit N")
+        raise ValueError(_("--mock and --review cannot be combined: a mock interview draws from the whole bank; "
+                           "to review part of the book use --review --limit N"))
     if review:
         questions = review_questions(store if store is not None else AnswerStore(), **filters)
     else:

@@ -13,7 +13,9 @@ from datetime import datetime, timedelta
 from fsrs import State
 
 from ..chapters import CHAPTERS
+from ..i18n.messages import _
 from .bank import aliases, load_bank
+from .engine import padded
 from .modes import is_drill
 from .schedule import DESIRED_RETENTION, LEARN_AHEAD, Item
 from .store import AnswerStore
@@ -38,14 +40,20 @@ def due_by_day(items, now: datetime, days: int = WEEK_DAYS) -> list[tuple[str, i
     for item in items:
         local = item.due.astimezone(now.tzinfo)
         counts["now" if local <= now + LEARN_AHEAD else local.date()] += 1
-    rows = [("now", counts["now"])]
-    rows += [(("today (later)" if offset == 0 else (today + timedelta(days=offset)).strftime("%a %Y-%m-%d")),
+    rows = [(_("now"), counts["now"])]
+    rows += [((_("today (later)") if offset == 0 else _day(today + timedelta(days=offset))),
               counts[today + timedelta(days=offset)]) for offset in range(days)]
     return rows
 
 
+def _day(day) -> str:
+    """``Mon 2026-12-07``: the weekday's short name (in the learner's language) and the date."""
+    names = (_("Mon"), _("Tue"), _("Wed"), _("Thu"), _("Fri"), _("Sat"), _("Sun"))
+    return f"{names[day.weekday()]} {day.isoformat()}"
+
+
 def _share(right: int, asked: int) -> str:
-    return f"{right / asked:.0%} of {asked}" if asked else "none yet"
+    return _("{share} of {asked}").format(share=f"{right / asked:.0%}", asked=asked) if asked else _("none yet")
 
 
 def stats_report(store: AnswerStore) -> str:
@@ -56,23 +64,30 @@ def stats_report(store: AnswerStore) -> str:
     questions = [item for item in items.values() if item.id in bank]
     drills = [item for item in items.values() if is_drill(item.id)]
     if not questions and not drills:
-        return f"No answers yet in {store.path}: start with sdpa-quiz --chapter 1 (or --mock 10)."
+        return _("No answers yet in {store}: start with sdpa-quiz --chapter 1 (or --mock 10).").format(store=store.path)
     scheduled = questions + drills
     answers = sum(len(item.history) for item in scheduled)
     first = min(review.time for item in scheduled for review in item.history).astimezone(now.tzinfo).date()
     recalled, asked = retention(scheduled, now)
     states = Counter(_state_name(item) for item in scheduled)
-    lines = [f"Review statistics ({store.path}), FSRS aiming at {DESIRED_RETENTION:.0%} recall:",
-             f"  answered {len(questions)} of {len(bank)} questions and {len(drills)} coding drill(s): "
-             f"{answers} answers since {first.isoformat()}",
-             f"  retention over the last {RETENTION_DAYS} days: {_share(recalled, asked)} reviews recalled",
-             f"  known (FSRS expects 3+ weeks): {states['known']}, reviewing: {states['reviewing']}, "
-             f"learning: {states['learning']}, relearning after a lapse: {states['relearning']}",
-             f"  wrong-answer book: {sum(item.in_book for item in scheduled)} (missed at least once, not yet known)",
-             "", "Due for review:"]
+    lines = [_("Review statistics ({store}), FSRS aiming at {retention} recall:").format(
+                 store=store.path, retention=f"{DESIRED_RETENTION:.0%}"),
+             "  " + _("answered {answered} of {bank} questions and {drills} coding drill(s): "
+                      "{answers} answers since {first}").format(answered=len(questions), bank=len(bank),
+                                                                drills=len(drills), answers=answers,
+                                                                first=first.isoformat()),
+             "  " + _("retention over the last {days} days: {share} reviews recalled").format(
+                 days=RETENTION_DAYS, share=_share(recalled, asked)),
+             "  " + _("known (FSRS expects 3+ weeks): {known}, reviewing: {reviewing}, "
+                      "learning: {learning}, relearning after a lapse: {relearning}").format(
+                 **{state: states[state] for state in ("known", "reviewing", "learning", "relearning")}),
+             "  " + _("wrong-answer book: {count} (missed at least once, not yet known)").format(
+                 count=sum(item.in_book for item in scheduled)),
+             "", _("Due for review:")]
     week = due_by_day(scheduled, now)
-    lines += [f"  {label:<16} {count}" for label, count in week]
-    lines += [f"  {'this week':<16} {sum(count for _, count in week)}", "", _chapter_table(questions, bank, now)]
+    lines += [f"  {padded(label, 16)} {count}" for label, count in week]
+    lines += [f"  {padded(_('this week'), 16)} {sum(count for _label, count in week)}", "",
+              _chapter_table(questions, bank, now)]
     return "\n".join(lines)
 
 
@@ -85,7 +100,9 @@ def _state_name(item: Item) -> str:
 def _chapter_table(items: list[Item], bank: dict, now: datetime) -> str:
     """Per chapter: questions answered of the bank's, share right of all answers, retention, due this week, in book."""
     week_end = now + timedelta(days=WEEK_DAYS)
-    rows = [f"  {'chapter':<8} {'answered':>9} {'right':>13} {'retention':>13} {'due 7 d':>8} {'book':>5}"]
+    rows = [f"  {padded(_('chapter'), 8)} {padded(_('answered'), 9, right=True)} {padded(_('right'), 13, right=True)} "
+            f"{padded(_('retention'), 13, right=True)} {padded(_('due 7 d'), 8, right=True)} "
+            f"{padded(_('book'), 5, right=True)}"]
     for chapter in CHAPTERS:
         mine = [item for item in items if bank[item.id].chapter == chapter.number]
         total = sum(q.chapter == chapter.number for q in bank.values())
@@ -96,6 +113,7 @@ def _chapter_table(items: list[Item], bank: dict, now: datetime) -> str:
         right = _share(sum(r.correct for r in answers), len(answers))
         kept = _share(*retention(mine, now))
         due = sum(item.due <= week_end for item in mine)
-        rows.append(f"  ch{chapter.number:02d}     {len(mine):>4}/{total:<4} {right:>13} {kept:>13} {due:>8} "
+        rows.append(f"  ch{chapter.number:02d}     {len(mine):>4}/{total:<4} {padded(right, 13, right=True)} "
+                    f"{padded(kept, 13, right=True)} {due:>8} "
                     f"{sum(item.in_book for item in mine):>5}")
-    return "By chapter:\n" + "\n".join(rows)
+    return _("By chapter:") + "\n" + "\n".join(rows)

@@ -14,10 +14,11 @@ from typing import Callable
 import numpy as np
 
 from ..chapters import chapter as find_chapter
+from ..i18n.messages import _
 from ..widgets import is_headless
 from .bank import select
-from .engine import (AnswerError, Presented, QuizSession, describe, feedback, format_question, grade,
-                     late_feedback, parse_answer, present)
+from .engine import (AnswerError, Presented, QuizSession, chapter_title, describe, feedback, format_question, grade,
+                     late_feedback, late_note, parse_answer, present)
 from .modes import MOCK_SECONDS_PER_QUESTION, NothingToAsk, choose_questions
 from .schema import Question
 from .countdown import Countdown, CountdownLabel
@@ -60,17 +61,17 @@ class QuestionCard:
         self.feedback = widgets.HTML("")
         self.inputs = self._inputs(widgets)
         if question.type == "open":
-            self.notes = widgets.Textarea(placeholder="Write your answer here, then show the model answer.")
-            self.reveal_button = widgets.Button(description="Show model answer")
-            self.reveal_button.on_click(lambda _: self.reveal())
-            self.got_button = widgets.Button(description="I got it", disabled=True)
-            self.missed_button = widgets.Button(description="I missed it", disabled=True)
-            self.got_button.on_click(lambda _: self.self_grade(True))
-            self.missed_button.on_click(lambda _: self.self_grade(False))
+            self.notes = widgets.Textarea(placeholder=_("Write your answer here, then show the model answer."))
+            self.reveal_button = widgets.Button(description=_("Show model answer"))
+            self.reveal_button.on_click(lambda button: self.reveal())
+            self.got_button = widgets.Button(description=_("I got it"), disabled=True)
+            self.missed_button = widgets.Button(description=_("I missed it"), disabled=True)
+            self.got_button.on_click(lambda button: self.self_grade(True))
+            self.missed_button.on_click(lambda button: self.self_grade(False))
             controls = [self.notes, widgets.HBox([self.reveal_button, self.got_button, self.missed_button])]
         else:
-            self.check_button = widgets.Button(description="Check", button_style="primary")
-            self.check_button.on_click(lambda _: self.check())
+            self.check_button = widgets.Button(description=_("Check"), button_style="primary")
+            self.check_button.on_click(lambda button: self.check())
             controls = [*self.inputs, self.check_button]
         self.box = widgets.VBox([self.prompt, *controls, self.feedback],
                                 layout=widgets.Layout(border="1px solid #ccc", padding="6px", margin="4px 0"))
@@ -86,9 +87,9 @@ class QuestionCard:
                                      layout=widgets.Layout(width="auto"))
                     for letter, i in zip(labels, self.presented.order)]
         if question.type == "true_false":
-            return [widgets.RadioButtons(options=[("True", "true"), ("False", "false")], value=None)]
+            return [widgets.RadioButtons(options=[(_("True"), "true"), (_("False"), "false")], value=None)]
         if question.type == "numeric":
-            return [widgets.Text(placeholder="a number, e.g. 11.31")]
+            return [widgets.Text(placeholder=_("a number, e.g. 11.31"))]
         return []
 
     def answer_text(self) -> str:
@@ -112,7 +113,8 @@ class QuestionCard:
     def reveal(self) -> None:
         """Open question: show the model answer and enable the self-grading buttons."""
         model = self.presented.question.model_answer
-        self.feedback.value = f"<b>Model answer</b><br>{_as_html(model)}<br><i>Did your answer cover it?</i>"
+        self.feedback.value = (f"<b>{_as_html(_('Model answer'))}</b><br>{_as_html(model)}"
+                               f"<br><i>{_as_html(_('Did your answer cover it?'))}</i>")
         self.reveal_button.disabled = True
         self.got_button.disabled = self.missed_button.disabled = False
 
@@ -130,7 +132,7 @@ class QuestionCard:
         self.answered = True
         text = feedback(self.presented, answer) if late is None else late_feedback(self.presented, late)
         if question.type == "open":
-            text = f"Model answer: {question.model_answer}\n{text}"
+            text = _("Model answer: {answer}").format(answer=question.model_answer) + f"\n{text}"
         self.feedback.value = f"<div style='white-space: normal'>{_as_html(text)}</div>"
         for control in self.inputs:
             control.disabled = True
@@ -149,7 +151,7 @@ class QuestionCard:
         try:
             self.store.record(self.presented.question.id, correct, chosen, seconds=seconds, late=late, rating=int(rating))
         except StoreError as error:
-            self.feedback.value += f"<br><i>Not saved: {_as_html(str(error))}</i>"
+            self.feedback.value += f"<br><i>{_as_html(_('Not saved: {error}').format(error=error))}</i>"
 
 
 def _store(store) -> AnswerStore:
@@ -162,10 +164,11 @@ def _chapter_questions(chapter, n: int, ids, rng) -> list[Question]:
         questions = select(ids=list(ids))
         strays = [q.id for q in questions if q.chapter != number]
         if strays:
-            raise ValueError(f"question(s) {strays} are not in chapter {number}")
+            raise ValueError(_("question(s) {ids} are not in chapter {number}").format(ids=strays, number=number))
         return questions
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive whole number of questions; got {n!r}")
+        raise ValueError(_("{name} must be a positive whole number of questions; got {value}").format(
+            name="n", value=repr(n)))
     pool = select(chapter=number)
     return [pool[i] for i in sorted(rng.choice(len(pool), size=min(n, len(pool)), replace=False))]
 
@@ -191,20 +194,20 @@ def check_yourself(chapter, n: int = 3, ids=None, *, seed=None, store=None):
     The list of questions when headless; otherwise the ``VBox`` of cards (``.cards`` holds them).
     """
     try:
-        title = find_chapter(chapter).title
+        title = chapter_title(find_chapter(chapter).number)
     except KeyError as error:
         raise ValueError(error.args[0]) from None
     rng = np.random.default_rng(seed)
     questions = _chapter_questions(chapter, n, ids, rng)
     if is_headless():
-        print_questions(f"Check yourself: {title}", questions)
+        print_questions(_("Check yourself: {title}").format(title=title), questions)
         return questions
     import ipywidgets as widgets
     from IPython.display import display
 
     answer_store = _store(store)
     cards = [QuestionCard(present(q, rng), answer_store) for q in questions]
-    box = widgets.VBox([widgets.HTML(f"<h4>Check yourself: {html.escape(title)}</h4>"),
+    box = widgets.VBox([widgets.HTML(f"<h4>{html.escape(_('Check yourself: {title}').format(title=title))}</h4>"),
                         *[card.box for card in cards]])
     box.cards = cards
     display(box)
@@ -229,8 +232,8 @@ class QuizRunner:
         self.progress = widgets.HTML()
         self.clock_slot = widgets.HBox()
         self.slot = widgets.VBox()
-        self.next_button = widgets.Button(description="Next question", disabled=True)
-        self.next_button.on_click(lambda _: self.next())
+        self.next_button = widgets.Button(description=_("Next question"), disabled=True)
+        self.next_button.on_click(lambda button: self.next())
         self.summary = widgets.HTML()
         self.box = widgets.VBox([self.progress, self.clock_slot, self.slot, self.next_button, self.summary])
         self._show_current()
@@ -239,24 +242,26 @@ class QuizRunner:
         """A note if an answer now comes after this question's time, else None."""
         if not self.countdown.expired:
             return None
-        return f"late: {self.countdown.elapsed():.0f} s of {self.seconds_per_question:.0f} s"
+        return late_note(self.countdown.elapsed(), self.seconds_per_question)
 
     def _time_is_up(self) -> None:
         """The countdown ran out before an answer: say that an answer now counts as late (from the timer's thread)."""
-        self.timer.label.value = "Time is up for this question: an answer now is recorded as late and counts as wrong."
+        self.timer.label.value = _("Time is up for this question: an answer now is recorded as late and counts as "
+                                   "wrong.")
 
     def _show_current(self) -> None:
         timed = self.seconds_per_question is not None
         if timed:
             self.countdown = Countdown(self.seconds_per_question, clock=self.clock)
             self.timer = CountdownLabel(self.countdown, on_expire=self._time_is_up, tick=self.tick,
-                                        prefix="Time for this question: ")
+                                        prefix=_("Time for this question: "))
             self.clock_slot.children = [self.timer.label]
         self.card = QuestionCard(self.session.current, self.store, self._answered, self._late if timed else None,
                                  clock=self.clock)
         self.slot.children = [self.card.box]
         self.next_button.disabled = True
-        self.progress.value = f"Question {self.session.position + 1}/{len(self.session.items)}"
+        self.progress.value = _("Question {number}/{count}").format(number=self.session.position + 1,
+                                                                    count=len(self.session.items))
         if timed:
             self.timer.start()
 
@@ -287,10 +292,10 @@ def quiz_widget(mode: str = "chapter", *, chapter=None, tag=None, difficulty=Non
     An empty wrong-answer book prints a note and returns an empty list.
     """
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+        raise ValueError(_("mode must be one of {modes}; got {mode}").format(modes=", ".join(MODES), mode=repr(mode)))
     needed = {"chapter": chapter, "tag": tag, "difficulty": difficulty}
     if mode in needed and needed[mode] is None:
-        raise ValueError(f"mode={mode!r} needs {mode}=...")
+        raise ValueError(_("mode={mode} needs {name}=...").format(mode=repr(mode), name=mode))
     rng = np.random.default_rng(seed)
     answer_store = _store(store)
     try:
@@ -298,10 +303,10 @@ def quiz_widget(mode: str = "chapter", *, chapter=None, tag=None, difficulty=Non
                                      mock=n if mode == "mock" else None, review=mode == "review",
                                      store=answer_store, limit=None if mode == "mock" else n)
     except NothingToAsk as message:  # an empty wrong-answer book is good news, not an error
-        print(f"{message}.")
+        print(_("{message}.").format(message=message))
         return []
     if is_headless():
-        print_questions(f"Quiz ({mode}): {len(questions)} questions", questions)
+        print_questions(_("Quiz ({mode}): {count} questions").format(mode=mode, count=len(questions)), questions)
         return questions
     from IPython.display import display
 
