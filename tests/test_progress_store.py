@@ -161,7 +161,7 @@ def command(tmp_path, monkeypatch):
     monkeypatch.setattr(cli, "sandbox_or_refusal", lambda args: 0)
 
     def run(capsys, *args, grading=lambda course, item: graded(3)):
-        monkeypatch.setattr(cli, "check_one", lambda course, item, limits: grading(course, item))
+        monkeypatch.setattr(cli, "check_one", lambda course, item, limits, source: grading(source, item))
         cli.main(list(args))
         return capsys.readouterr()
     return run
