@@ -58,11 +58,10 @@ def _bank_in(language: str) -> tuple[Question, ...]:
     from ..i18n.catalogs import catalog_path, load, translator
     from ..i18n.questions import translated_question
     package = BANK_DIR.parents[1]  # sdpa_course/, whose locale/ holds the catalogs
-    translated = []
-    for path in sorted(BANK_DIR.glob("*.yaml")):
-        translate = translator(load(catalog_path(package, path, LANGUAGES[language]), LANGUAGES[language]))
-        translated += [translated_question(q, translate) for q in questions if q.chapter == int(path.name[2:4])]
-    return tuple(translated)
+    translators = {find_chapter(path.stem).number: translator(load(catalog_path(package, path, LANGUAGES[language]),
+                                                                   LANGUAGES[language]))
+                   for path in sorted(BANK_DIR.glob("*.yaml"))}
+    return tuple(translated_question(q, translators[q.chapter]) for q in questions)
 
 
 def by_id(questions=None) -> dict[str, Question]:

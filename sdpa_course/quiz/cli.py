@@ -28,7 +28,7 @@ from .engine import (AnswerError, Presented, QuizSession, answer_hint, describe,
                      late_feedback, late_note, parse_answer, shown)
 from .modes import (MOCK_SECONDS_PER_QUESTION, NothingToAsk, book_in_bank, choose_questions, due_drills, due_in_bank,
                     next_due_note)
-from .schedule import BUDGET_SECONDS, derived_rating
+from .schedule import answer_rating
 from .stats import stats_report
 from .schema import DIFFICULTIES
 from .store import STORE_ENV, TODAY_ENV, AnswerStore, StoreError, today_clock  # noqa: F401 (re-exported)
@@ -220,7 +220,7 @@ def run_quiz(session: QuizSession, record: Callable, *, read: Callable[[str], st
             if countdown is not None:
                 print("[" + _("{seconds} s of {budget} s").format(seconds=f"{seconds:.0f}",
                                                                    budget=f"{seconds_per_question:.0f}") + "]")
-            rating = derived_rating(correct, seconds, BUDGET_SECONDS[presented.question.type])
+            rating = answer_rating(presented.question.type, correct, seconds)
             if rate and correct:
                 try:
                     rating = ask_rating(rating, read)

@@ -47,6 +47,11 @@ def derived_rating(correct: bool, seconds: float | None, budget: float | None) -
     return Rating.Good
 
 
+def answer_rating(kind: str, correct: bool, seconds: float | None) -> Rating:
+    """The derived rating of an answer to a question of type ``kind`` (its budget: ``BUDGET_SECONDS``)."""
+    return derived_rating(correct, seconds, BUDGET_SECONDS[kind])
+
+
 def row_rating(row: dict) -> Rating:
     """The rating an answer row carries; good for a right answer without one (the old store's rows)."""
     if not row["correct"]:

@@ -22,7 +22,7 @@ from .engine import (AnswerError, Presented, QuizSession, chapter_title, describ
 from .modes import MOCK_SECONDS_PER_QUESTION, NothingToAsk, choose_questions
 from .schema import Question
 from .countdown import Countdown, CountdownLabel
-from .schedule import BUDGET_SECONDS, derived_rating
+from .schedule import answer_rating
 from .store import AnswerStore, StoreError
 
 MODES = ("chapter", "tag", "difficulty", "mock", "review")
@@ -147,7 +147,7 @@ class QuestionCard:
         if self.store is None:
             return
         seconds = self.clock() - self.shown_at
-        rating = derived_rating(correct, seconds, BUDGET_SECONDS[self.presented.question.type])
+        rating = answer_rating(self.presented.question.type, correct, seconds)
         try:
             self.store.record(self.presented.question.id, correct, chosen, seconds=seconds, late=late, rating=int(rating))
         except StoreError as error:
