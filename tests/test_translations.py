@@ -264,8 +264,14 @@ def test_an_update_keeps_the_translators_comments(scratch):
 def test_a_marked_message_is_found_and_translated(tmp_path, monkeypatch):
     from sdpa_course.i18n import messages
     (tmp_path / "module.py").write_text('from x import _\nprint(_("Right."))\nprint(_("Wrong: you answered {answer}.").format(answer=1))\n'
-                                        'print(_(f"not {1}"))  # an f-string: not a message\n', encoding="utf-8")
-    assert [unit.text for unit in messages.message_units(tmp_path)] == ["Right.", "Wrong: you answered {answer}."]
+                                        'print(_(f"not {1}"))  # an f-string: not a message\n'
+                                        'HINTS = {"late": N_("Too late.")}\n'
+                                        'A = Mistake("no scale", compute, "divide by sqrt(E)")\n'
+                                        'B = Mistake(compute=compute, hint="mask first", name="late mask")\n', encoding="utf-8")
+    assert ([unit.text for unit in messages.message_units(tmp_path)]
+            == ["Right.", "Wrong: you answered {answer}.", "Too late.", "no scale", "divide by sqrt(E)",
+                "mask first", "late mask"])
+    assert messages.N_("Too late.") == "Too late."  # marked where defined, translated where shown
     assert messages.field_problem("Wrong: you answered {answer}.", "错：你答的是 {answer}。") is None
     assert "fields" in messages.field_problem("Wrong: you answered {answer}.", "错：你答的是 {choice}。")
     monkeypatch.setattr(messages, "_translations", lambda language: {"Right.": "对。"})
@@ -273,3 +279,15 @@ def test_a_marked_message_is_found_and_translated(tmp_path, monkeypatch):
     assert (messages._("Right."), messages._("Untranslated.")) == ("对。", "Untranslated.")
     monkeypatch.setenv("SDPA_LANG", "en")
     assert messages._("Right.") == "Right."
+
+
+def test_every_catalogued_mistake_is_a_message():
+    """A mistake's name and hint reach the learner: each is in the messages catalog's extraction (so it gets a
+    translation), which only sees constant strings."""
+    from sdpa_course.grading.exercises import all_tasks
+    from sdpa_course.i18n.messages import message_units
+    from sdpa_course.quiz.drills import DRILLS
+    marked = {unit.text for unit in message_units()}
+    mistakes = [m for t in all_tasks() for m in t.mistakes] + [m for drill in DRILLS for t in drill.tasks for m in t.mistakes]
+    unmarked = sorted({text for m in mistakes for text in (m.name, m.hint) if text not in marked})
+    assert len(mistakes) > 150 and not unmarked, unmarked[:5]

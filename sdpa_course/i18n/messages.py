@@ -7,6 +7,11 @@ whole package are one translation unit each, in one catalog per language
 (``sdpa_course/locale/zh_CN/messages.po``, context ``message``); ``scripts/translate.py update``
 finds them, and a translation must keep the English's ``{fields}``.  In English, or for a
 message not translated yet (or stale), ``_`` returns the English.
+
+Text written into a table at import (a widget's labels, a table of hints) is marked with
+:func:`N_`, which returns it as it is, and translated with ``_`` where it is shown: the learner's
+language is only known then.  A catalogued mistake's name and hint are messages without a mark
+(see :data:`KEYWORDS`).
 """
 from __future__ import annotations
 
@@ -45,15 +50,32 @@ def _(text: str) -> str:
     return _translations(language).get(text, text)
 
 
+def N_(text: str) -> str:
+    """Mark ``text`` for translation where it is defined, and return it unchanged (gettext's ``gettext_noop``);
+    ``_(text)`` translates it where it is shown."""
+    return text
+
+
+# What marks a message, as xgettext's --keyword specs: the call and which of its arguments (1-based, or by
+# keyword) are messages.  A catalogued mistake's name and hint are shown to learners: ``Mistake`` marks them.
+KEYWORDS = {"_": ((1, None),), "N_": ((1, None),), "Mistake": ((1, "name"), (3, "hint"))}
+
+
+def _marked(call: ast.Call) -> list[ast.expr]:
+    spec = KEYWORDS.get(getattr(call.func, "id", None), ())
+    keywords = {keyword.arg: keyword.value for keyword in call.keywords}
+    found = [call.args[position - 1] if position <= len(call.args) else keywords.get(name) for position, name in spec]
+    return [node for node in found if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+
+
 def message_units(package: Path = PACKAGE) -> list[Unit]:
-    """Every string marked with ``_(...)`` in the package's modules, once each, in file order."""
+    """Every string marked as a message (:data:`KEYWORDS`) in the package's modules, once each, in file order."""
     found: dict[str, Unit] = {}
     for path in sorted(package.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_"]
-        for call in sorted(calls, key=lambda node: (node.lineno, node.col_offset)):
-            if len(call.args) == 1 and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str):
-                found.setdefault(call.args[0].value, Unit(CONTEXT, call.args[0].value, "message"))
+        strings = [node for call in ast.walk(tree) if isinstance(call, ast.Call) for node in _marked(call)]
+        for node in sorted(strings, key=lambda node: (node.lineno, node.col_offset)):
+            found.setdefault(node.value, Unit(CONTEXT, node.value, "message"))
     return list(found.values())
 
 
