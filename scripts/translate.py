@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     failed = False
     for source in translated_sources(ROOT, args.lang):
         if args.command == "build":
-            if not (source.is_notebook or source.is_document):
+            if not source.is_generated:
                 continue
             try:
                 print(f"wrote {build(source).relative_to(ROOT)}")

@@ -13,18 +13,25 @@ import pytest
 
 from nbrun import ROOT
 from sdpa_course.i18n import catalogs
-from sdpa_course.i18n.book import LANGUAGES, Source, build, built, translated_sources, update
+from sdpa_course.i18n.book import LANGUAGES, BankFile, Document, Notebook, Source, build, built, translated_sources, update
 from sdpa_course.i18n.notebooks import code_skeleton, literal_problem, read, units
 from sdpa_course.i18n.terms import missing_terms
 
 TRANSLATED = translated_sources(ROOT, "zh")
-SOURCES = [source for source in TRANSLATED if source.is_notebook]
-DOCUMENTS = [source for source in TRANSLATED if source.is_document]
-BANK_FILES = [source for source in TRANSLATED if not (source.is_notebook or source.is_document or source.is_messages)]
+SOURCES = [source for source in TRANSLATED if source.kind is Notebook]
+DOCUMENTS = [source for source in TRANSLATED if source.kind is Document]
+BANK_FILES = [source for source in TRANSLATED if source.kind is BankFile]
+PROSE = ("markdown", "text")  # the kinds of unit written as prose (not a code literal, not a message)
 
 
 def ids(sources):
     return [source.name for source in sources]
+
+
+def prose_entries(source):
+    """The catalog entries of ``source`` whose unit is prose (by the source's own units, not the catalog's comments)."""
+    prose = {(unit.context, unit.text) for unit in source.units() if unit.kind in PROSE}
+    return [entry for entry in catalogs.load(source.catalog, LANGUAGES["zh"]) if (entry.msgctxt, entry.msgid) in prose]
 
 
 @pytest.mark.parametrize("source", TRANSLATED, ids=ids(TRANSLATED))
@@ -60,9 +67,7 @@ def test_translated_code_is_the_english_code(source):
 @pytest.mark.parametrize("source", TRANSLATED, ids=ids(TRANSLATED))
 def test_translation_uses_the_glossary_terms(source):
     """Where the English uses a glossary term, does the Chinese use the glossary's Chinese for it?"""
-    catalog = catalogs.load(source.catalog, LANGUAGES["zh"])
-    prose = (catalogs.KIND_COMMENT["markdown"], catalogs.KIND_COMMENT["text"])
-    missing = {entry.msgctxt: found for entry in catalog if entry.comment in prose
+    missing = {entry.msgctxt: found for entry in prose_entries(source)
                for found in [missing_terms(entry.msgid, entry.msgstr, entry.tcomment)] if found}
     assert missing == {}
 
@@ -86,15 +91,10 @@ def test_formulas_and_code_spans_are_kept(source):
     import re
     fences = re.compile(r"```.*?```", re.S)  # a code block's comments are translated; its code is checked by eye
     pieces = re.compile(r"\$\$.*?\$\$|\$[^$]+\$|`[^`]+`", re.S)  # inline formulas and code may break across lines
-    catalog = catalogs.load(source.catalog, LANGUAGES["zh"])
-    lost = {}
-    for entry in catalog:
-        if entry.comment in (catalogs.KIND_COMMENT["markdown"], catalogs.KIND_COMMENT["text"]):
-            def found(text):  # a line break inside a span is a space
-                return {" ".join(piece.split()) for piece in pieces.findall(fences.sub("", text))}
-            gone = sorted(found(entry.msgid) - found(entry.msgstr))
-            if gone:
-                lost[entry.msgctxt] = gone
+    def found(text):  # a line break inside a span is a space
+        return {" ".join(piece.split()) for piece in pieces.findall(fences.sub("", text))}
+    lost = {entry.msgctxt: gone for entry in prose_entries(source)
+            for gone in [sorted(found(entry.msgid) - found(entry.msgstr))] if gone}
     assert lost == {}
 
 

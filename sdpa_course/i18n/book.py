@@ -24,66 +24,115 @@ from .notebooks import Unit, read, translated, units
 from .questions import question_units
 
 LANGUAGES = {"zh": "zh_CN"}  # the course's language codes and their gettext locale names
-SOURCE_GLOBS = ("notebooks/*.ipynb", "solutions/*/*.ipynb", "sdpa_course/quiz/bank/*.yaml", "README.md",
-                "docs/quiz.md")  # what is translated
 DOCUMENT_SUFFIX = {"zh": ".zh-CN.md"}  # README.md -> README.zh-CN.md, beside the English
+
+
+class Notebook:
+    """A lecture or exercise notebook, translated into ``<language>/<the same path>``."""
+    where = "cell"  # what a context is, in a catalog's problems
+
+    @staticmethod
+    def units(path: Path) -> list[Unit]:
+        return units(read(path))
+
+    @staticmethod
+    def output(root: Path, path: Path, language: str) -> Path:
+        return root / language / path.relative_to(root)
+
+    @staticmethod
+    def translation(path: Path, translate, language: str):
+        return translated(read(path), translate, language)
+
+    @staticmethod
+    def write(translation, output: Path) -> None:
+        nbformat.write(translation, str(output))
+
+
+class Document:
+    """A Markdown guide, translated beside the English (``README.md`` -> ``README.zh-CN.md``)."""
+    where = "section"
+
+    @staticmethod
+    def units(path: Path) -> list[Unit]:
+        return documents.units(path.read_text(encoding="utf-8"))
+
+    @staticmethod
+    def output(root: Path, path: Path, language: str) -> Path:
+        return path.with_name(path.stem + DOCUMENT_SUFFIX[language])
+
+    @staticmethod
+    def translation(path: Path, translate, language: str) -> str:
+        return documents.translated(path.read_text(encoding="utf-8"), translate)
+
+    @staticmethod
+    def write(translation: str, output: Path) -> None:
+        output.write_text(translation, encoding="utf-8")
+
+
+class BankFile:
+    """A question bank file: its catalog is read when the bank is loaded; nothing is generated from it."""
+    where = "question"
+    output = translation = write = None
+
+    @staticmethod
+    def units(path: Path) -> list[Unit]:
+        return question_units(load_bank_file(path))
+
+
+class Messages:
+    """The package's own messages (:mod:`~sdpa_course.i18n.messages`): read at run time, nothing generated."""
+    where = "messages"
+    output = translation = write = None
+
+    @staticmethod
+    def units(path: Path) -> list[Unit]:
+        return messages.message_units(path)
+
+
+# What is translated, and as what.  The package's messages are the package folder itself.
+SOURCE_GLOBS = {"notebooks/*.ipynb": Notebook, "solutions/*/*.ipynb": Notebook,
+                "sdpa_course/quiz/bank/*.yaml": BankFile, "README.md": Document, "docs/quiz.md": Document}
 
 
 @dataclass(frozen=True)
 class Source:
-    """One English source (a notebook or a bank file) and, for one language, its catalog and its translation."""
+    """One English source (of a kind: :class:`Notebook`, :class:`Document`, :class:`BankFile`, :class:`Messages`)
+    and, for one language, its catalog and its translation."""
     root: Path
     path: Path
     language: str
-
-    @property
-    def is_messages(self) -> bool:
-        """The package itself: its ``_("...")`` messages (:mod:`~sdpa_course.i18n.messages`)."""
-        return self.path.is_dir()
+    kind: type = Notebook
 
     @property
     def catalog(self) -> Path:
         """Under ``locale/`` beside the source's package (``sdpa_course/locale/`` for the bank: package data)."""
-        if self.is_messages:
+        if self.kind is Messages:
             return messages.catalog_file(self.language, self.path)
         package = self.root / "sdpa_course"
         base = package if self.path.resolve().is_relative_to(package.resolve()) else self.root
         return catalogs.catalog_path(base, self.path, LANGUAGES[self.language])
 
     @property
-    def is_notebook(self) -> bool:
-        return self.path.suffix == ".ipynb"
-
-    @property
-    def is_document(self) -> bool:
-        return self.path.suffix == ".md"
+    def is_generated(self) -> bool:
+        """Is a translated file generated from the catalog (a notebook, a document)?"""
+        return self.kind.output is not None
 
     @property
     def output(self) -> Path:
-        """The generated translation: a notebook under ``zh/``, a document beside the English (not for the bank)."""
-        if self.is_document:
-            return self.path.with_name(self.path.stem + DOCUMENT_SUFFIX[self.language])
-        return self.root / self.language / self.path.relative_to(self.root)
+        """The generated translation (for a kind that has one)."""
+        return self.kind.output(self.root, self.path, self.language)
 
     @property
     def name(self) -> str:
         return str(self.path.relative_to(self.root))
 
     def units(self) -> list[Unit]:
-        if self.is_messages:
-            return messages.message_units(self.path)
-        if self.is_notebook:
-            return units(read(self.path))
-        if self.is_document:
-            return documents.units(self.path.read_text(encoding="utf-8"))
-        return question_units(load_bank_file(self.path))
+        return self.kind.units(self.path)
 
     def problems(self) -> list[str]:
         """What keeps the catalog from translating the source faithfully (empty: complete and current)."""
         catalog = catalogs.load(self.catalog, LANGUAGES[self.language])
-        where = "cell" if self.is_notebook else "section" if self.is_document else "messages" if self.is_messages \
-            else "question"
-        return catalogs.problems(catalog, self.units(), where)
+        return catalogs.problems(catalog, self.units(), self.kind.where)
 
 
 def language_code(language: str) -> str:
@@ -95,8 +144,9 @@ def language_code(language: str) -> str:
 def all_sources(root: Path, language: str) -> list[Source]:
     """Every English source that can be translated, translated yet or not."""
     language_code(language)
-    found = [Source(root, path, language) for pattern in SOURCE_GLOBS for path in sorted(root.glob(pattern))]
-    return found + [Source(root, root / "sdpa_course", language)]  # the package's own messages
+    found = [Source(root, path, language, kind) for pattern, kind in SOURCE_GLOBS.items()
+             for path in sorted(root.glob(pattern))]
+    return found + [Source(root, root / "sdpa_course", language, Messages)]
 
 
 def translated_sources(root: Path, language: str) -> list[Source]:
@@ -114,9 +164,7 @@ def update(source: Source) -> None:
 def built(source: Source):
     """The translated notebook (a node) or document (text) of ``source`` (untranslated or stale units stay English)."""
     translate = catalogs.translator(catalogs.load(source.catalog, LANGUAGES[source.language]))
-    if source.is_document:
-        return documents.translated(source.path.read_text(encoding="utf-8"), translate)
-    return translated(read(source.path), translate, source.language)
+    return source.kind.translation(source.path, translate, source.language)
 
 
 def build(source: Source) -> Path:
@@ -125,8 +173,5 @@ def build(source: Source) -> Path:
     if problems:
         raise ValueError(f"{source.catalog} cannot build {source.output}:\n  " + "\n  ".join(problems))
     source.output.parent.mkdir(parents=True, exist_ok=True)
-    if source.is_document:
-        source.output.write_text(built(source), encoding="utf-8")
-    else:
-        nbformat.write(built(source), str(source.output))
+    source.kind.write(built(source), source.output)
     return source.output

@@ -4,7 +4,7 @@ One catalog per English source file: ``locale/<language>/<folder>/<name>.po`` fo
 ``<folder>/<name>.ipynb`` (or ``.yaml``).  Each entry is one :class:`~sdpa_course.i18n.notebooks.Unit`:
 ``msgctxt`` where it sits (a notebook cell's id, a question's id and field), ``msgid`` the
 English text, ``msgstr`` the translation; its occurrence names the source and its extracted
-comment the kind of unit.
+comment tells the translator the kind of unit.
 
 :func:`updated` brings a catalog in line with its English source, as ``msgmerge`` does:
 
@@ -29,9 +29,9 @@ from .messages import field_problem
 from .notebooks import Unit, literal_problem
 
 LOCALE_DIR = "locale"
+# The extracted comment of an entry, for the translator (written, never read back).
 KIND_COMMENT = {"markdown": "markdown cell", "literal": "code cell: a string the output shows", "text": "text",
                 "message": "a message of the course's code: keep its {fields}"}
-KINDS = {comment: kind for kind, comment in KIND_COMMENT.items()}
 
 
 def catalog_path(root: Path, source: Path, language: str) -> Path:
@@ -49,10 +49,6 @@ def load(path: Path, language: str) -> polib.POFile:
                         "MIME-Version": "1.0", "Content-Type": "text/plain; charset=UTF-8",
                         "Content-Transfer-Encoding": "8bit"}
     return catalog
-
-
-def _kind(entry: polib.POEntry) -> str:
-    return KINDS.get(entry.comment, "markdown")
 
 
 def updated(catalog: polib.POFile, wanted: list[Unit], source_name: str) -> polib.POFile:
@@ -84,11 +80,13 @@ def updated(catalog: polib.POFile, wanted: list[Unit], source_name: str) -> poli
 
 
 def _closest(unit: Unit, candidates: list[polib.POEntry]) -> polib.POEntry | None:
-    """The old entry of the same cell and kind most like ``unit``'s English (a changed text), if any."""
-    same_kind = [entry for entry in candidates if _kind(entry) == unit.kind]
-    if not same_kind:
+    """The old entry of the same cell most like ``unit``'s English (a changed text), if any.
+
+    A cell's units are of one kind (a markdown cell, or a code cell's literals); a cell whose type
+    changed gets its old translation as a fuzzy suggestion, which the translator replaces."""
+    if not candidates:
         return None
-    return max(same_kind, key=lambda entry: difflib.SequenceMatcher(None, entry.msgid, unit.text).ratio())
+    return max(candidates, key=lambda entry: difflib.SequenceMatcher(None, entry.msgid, unit.text).ratio())
 
 
 def problems(catalog: polib.POFile, units: list[Unit], where: str = "cell") -> list[str]:
