@@ -14,6 +14,8 @@ import exercise_harness as harness
 from buggy import bugs_for
 from nbrun import execute_notebook
 from sdpa_course.chapters import CHAPTERS
+from sdpa_course.i18n import catalogs
+from sdpa_course.i18n.book import LANGUAGES, Source
 
 ASSIGNMENTS = harness.assignments()
 MIN_BUGS = 2
@@ -65,11 +67,11 @@ def test_generate_then_autograde_solution_blank_and_bugs(language, solutions, ex
         problems += [f"blank release scores {score} on {gid}"
                      for gid, (score, _, _) in harness.grades(course, assignment, "blank", notebook).items() if score]
     for bug in bugs:
-        problems += bug_problems(course, assignment, bug, solutions)
+        problems += bug_problems(course, assignment, bug, solutions, language)
     assert not problems, "\n".join(problems)
 
 
-def bug_problems(course, assignment: str, bug, solutions: dict) -> list[str]:
+def bug_problems(course, assignment: str, bug, solutions: dict, language: str) -> list[str]:
     """Why the buggy submission was not caught as it should be ([] if it was)."""
     student = harness.student_id(bug)
     for name in solutions:
@@ -77,10 +79,26 @@ def bug_problems(course, assignment: str, bug, solutions: dict) -> list[str]:
         if bug.test_cell in scores:
             score, points, _ = scores[bug.test_cell]
             output = harness.cell_output(course, assignment, student, name, bug.test_cell)
+            hint = feedback_for(bug, harness.SOLUTIONS / assignment / name, language)
             return ([f"bug {bug.id}: {bug.test_cell} still scores {score}/{points}"] if score >= points else []) + \
-                ([f"bug {bug.id}: hint {bug.hint!r} not in the feedback of {bug.test_cell}:\n{output[-1500:]}"]
-                 if bug.hint not in output else [])
+                ([f"bug {bug.id}: hint {hint!r} not in the feedback of {bug.test_cell}:\n{output[-1500:]}"]
+                 if hint not in output else [])
     return [f"bug {bug.id}: no grade cell {bug.test_cell}"]
+
+
+def feedback_for(bug, english_notebook, language: str) -> str:
+    """The text a bug's feedback must hold in ``language``: its hint, or where the hint is part of a string its grade
+    cell writes (``raise GradingError("...")``), the longest fixed piece of that string's translation."""
+    if language == "en":
+        return bug.hint
+    cell_id = harness.cells_by_id(harness.read(english_notebook))[bug.test_cell].id
+    catalog = catalogs.load(Source(harness.ROOT, english_notebook, language).catalog, LANGUAGES[language])
+    for entry in catalog:
+        if entry.msgctxt == cell_id and entry.comment == catalogs.KIND_COMMENT["literal"] and bug.hint in entry.msgid:
+            literal = ast.parse(f"(\n{entry.msgstr}\n)", mode="eval").body
+            pieces = [literal] if isinstance(literal, ast.Constant) else literal.values
+            return max((piece.value for piece in pieces if isinstance(piece, ast.Constant)), key=len)
+    return bug.hint
 
 
 @each_assignment

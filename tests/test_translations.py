@@ -128,6 +128,17 @@ def test_units_are_the_prose_and_the_printed_strings():
         ("code", "literal", '"done"')]
 
 
+def test_a_grade_cells_feedback_is_a_unit_and_is_translated():
+    """What a failed check tells the learner (GradingError, an expect_* check's name and hint) is translated."""
+    grade = nbformat.v4.new_code_cell(
+        'if share < 0.6:\n    raise GradingError(f"share {share:.3f} is low; " + known_mistake(share))\n'
+        'expect_close(out, ref, "the output for one token", hint="one key gets weight 1")\nname = "not shown"', id="grade")
+    assert [u.text for u in units(nbformat.v4.new_notebook(cells=[grade]))] == [
+        'f"share {share:.3f} is low; "', '"the output for one token"', '"one key gets weight 1"']
+    chinese = read(ROOT / "zh" / "solutions" / "ch12_interview" / "ch12_interview.ipynb")
+    assert any('raise GradingError(f"Q1：你选了' in cell.source for cell in chinese.cells)
+
+
 def test_a_complete_catalog_builds_the_translated_notebook(scratch):
     output = build(scratch)
     built_notebook = read(output)

@@ -4,10 +4,12 @@ A notebook's translatable text is:
 
 * each markdown cell, whole: one unit whose context is the cell's id;
 * in each code cell, the string literals a learner reads in the output: the arguments of
-  ``print``, of the figure calls (``set_title``, ``set_xlabel``, ``text``, ``annotate``, ...) and the
-  ``title=``, ``label=``, ``xlabel=``, ``ylabel=`` and ``description=`` keywords of any call.  A
-  unit is the literal's source as written (``f"max weight {w:.2f}"``, quotes and prefix
-  included) and its context the cell's id.
+  ``print``, of the figure calls (``set_title``, ``set_xlabel``, ``text``, ``annotate``, ...), of a
+  grade cell's feedback (``raise GradingError(f"...")``, the ``what`` of ``expect_close``,
+  ``expect_shape``, ``expect_rows_sum_to_one``) and the ``title=``, ``label=``, ``xlabel=``,
+  ``ylabel=``, ``description=`` and ``hint=`` keywords of any call; a literal joined to others
+  with ``+`` counts as an argument.  A unit is the literal's source as written
+  (``f"max weight {w:.2f}"``, quotes and prefix included) and its context the cell's id.
 
 Everything else (code, comments, names, outputs) is the English notebook's.  A translated
 notebook is the English one with each unit replaced by its translation: a markdown cell's
@@ -24,8 +26,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 READ_BY_LEARNER_CALLS = {"print", "set_title", "set_xlabel", "set_ylabel", "suptitle", "title", "xlabel", "ylabel",
-                         "text", "annotate"}
-READ_BY_LEARNER_KEYWORDS = {"title", "label", "xlabel", "ylabel", "description"}
+                         "text", "annotate", "GradingError", "expect_close", "expect_shape", "expect_rows_sum_to_one"}
+READ_BY_LEARNER_KEYWORDS = {"title", "label", "xlabel", "ylabel", "description", "hint"}
 WORDS = re.compile(r"[A-Za-z]{2,}")  # a literal without a word ("-" * 20, ", ") is not prose
 
 
@@ -53,8 +55,16 @@ def _literals(source: str, *, prose_only: bool = True) -> list[ast.expr]:
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
         candidates = list(node.args) if name in READ_BY_LEARNER_CALLS else []
         candidates += [keyword.value for keyword in node.keywords if keyword.arg in READ_BY_LEARNER_KEYWORDS]
-        found += [value for value in candidates if _is_string_literal(value) and (_is_prose_literal(value) or not prose_only)]
+        found += [value for candidate in candidates for value in _joined(candidate)
+                  if _is_string_literal(value) and (_is_prose_literal(value) or not prose_only)]
     return sorted(found, key=lambda node: (node.lineno, node.col_offset))
+
+
+def _joined(node: ast.expr) -> list[ast.expr]:
+    """The operands of ``a + b + ...`` (``f"variance {v}; " + feedback(v)``), else ``[node]``."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _joined(node.left) + _joined(node.right)
+    return [node]
 
 
 def _is_string_literal(node: ast.expr) -> bool:
