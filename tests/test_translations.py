@@ -207,10 +207,45 @@ def test_an_untranslated_unit_stays_english_in_a_draft_build(scratch):
     ('"done"', '"完成', "not a Python string literal"),
     ('f"max {w:.2f}"', 'f"最大 {w:.2f}"', None),
     ('f"a {x}, " f"b {y}"', 'f"甲 {y}，乙 {x}"', None),  # fields may move; joined literals may become one
+    ("f\"{'loop (ms)':>10} {'L':>5}\"", "f\"{'循环（毫秒）':>8} {'L':>5}\"", None),  # a constant field is text
+    ("f\"{'ok' if good else 'PROBLEM'}\"", "f\"{'正常' if good else '有问题'}\"", None),
+    ("f\"{'ok' if good else 'PROBLEM'}\"", "f\"{'正常' if bad else '有问题'}\"", "fields"),  # the test is code
+    ("f\"at {oom or 'never'}\"", "f\"于 {oom or '从不'}\"", None),
+    ("f\"{row['name']}\"", "f\"{row['名称']}\"", "fields"),  # a key looked up is code, not text
+    ('"-> winner k%d"', '"-> 胜者 k%d"', None),
+    ('"-> winner k%d"', '"-> 胜者 k"', "fields"),  # the %-format's fields are kept
 ])
 def test_a_translated_literal_keeps_its_kind_and_fields(english, chinese, problem):
     found = literal_problem(english, chinese)
     assert (found is None) if problem is None else (problem in found)
+
+
+@pytest.mark.parametrize("cells, shown", [
+    (['label = "scaled" if s else "unscaled"\nax.plot(x, label=label)'], ['"scaled"', '"unscaled"']),
+    (['for name, mask in [("no mask", None), ("padding mask", m)]:\n    ax.set_title(name)'],
+     ['"no mask"', '"padding mask"']),
+    (['for ax, title in zip(axes, ("largest weight", "entropy")):\n    ax.set(title=title)'],
+     ['"largest weight"', '"entropy"']),
+    (['for head, title in enumerate(["head 1", "head 2"]):\n    heatmap(w[head], title=title)'], ['"head 1"', '"head 2"']),
+    (['counts = {"shared": 0, "separate": 1}\nfor name, n in counts.items():\n    print(f"{name:10} {n}")'],
+     ['"shared"', '"separate"', 'f"{name:10} {n}"']),
+    (['print(f"{\'loop (ms)\':>10}")'], ["f\"{'loop (ms)':>10}\""]),
+    (['print("query: " + row, "-> winner k%d" % best)'], ['"query: "', '"-> winner k%d"']),
+    (['header = "| chapter |\\n"\ndisplay(Markdown(header + table))'], ['"| chapter |\\n"']),
+    # used as code, the literals stay: compared, passed to a computation, a dict's key looked up
+    (['for name in ("rope", "added"):\n    run(method=name)\n    print(name)'], []),
+    (['for name in ("none", "sqrt"):\n    ax.plot(x, color="red" if name == "none" else "blue", label=name)'], []),
+    (['counts = {"shared": 0}\ncounts["shared"] += 1\nfor name, n in counts.items():\n    print(name)'], []),
+    # another cell uses the name as code without binding it again: the loop's last value is code there
+    (['for name in ("rope", "added"):\n    print(name)', 'run(method=name)'], []),
+    (['for name in ("rope", "added"):\n    print(name)', 'for name in range(3):\n    run(name)'], ['"rope"', '"added"']),
+])
+def test_the_literals_a_learner_reads(cells, shown):
+    """A literal is translated where the output shows it and nothing else uses it (sdpa_course.i18n.display)."""
+    import ast
+    from sdpa_course.i18n.display import Notebook
+    found = [ast.get_source_segment(cells[0], node) for node in Notebook(cells).literals(cells[0])]
+    assert found == shown
 
 
 def test_a_question_is_translated_field_by_field():

@@ -3,13 +3,10 @@
 A notebook's translatable text is:
 
 * each markdown cell, whole: one unit whose context is the cell's id;
-* in each code cell, the string literals a learner reads in the output: the arguments of
-  ``print``, of the figure calls (``set_title``, ``set_xlabel``, ``text``, ``annotate``, ...), of a
-  grade cell's feedback (``raise GradingError(f"...")``, the ``what`` of ``expect_close``,
-  ``expect_shape``, ``expect_rows_sum_to_one``) and the ``title=``, ``label=``, ``xlabel=``,
-  ``ylabel=``, ``description=`` and ``hint=`` keywords of any call; a literal joined to others
-  with ``+`` counts as an argument.  A unit is the literal's source as written
-  (``f"max weight {w:.2f}"``, quotes and prefix included) and its context the cell's id.
+* in each code cell, the string literals a learner reads in the output (:mod:`~sdpa_course.i18n.display`
+  says which: what ``print`` and the figure calls show, and the literals of names that are only
+  shown).  A unit is the literal's source as written (``f"max weight {w:.2f}"``, quotes and prefix
+  included) and its context the cell's id.
 
 Everything else (code, comments, names, outputs) is the English notebook's.  A translated
 notebook is the English one with each unit replaced by its translation: a markdown cell's
@@ -25,10 +22,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-READ_BY_LEARNER_CALLS = {"print", "set_title", "set_xlabel", "set_ylabel", "suptitle", "title", "xlabel", "ylabel",
-                         "text", "annotate", "GradingError", "expect_close", "expect_shape", "expect_rows_sum_to_one"}
-READ_BY_LEARNER_KEYWORDS = {"title", "label", "xlabel", "ylabel", "description", "hint"}
+from .display import Notebook
+
 WORDS = re.compile(r"[A-Za-z]{2,}")  # a literal without a word ("-" * 20, ", ") is not prose
+PRINTF_FIELD = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[sdifgeExXr%]")  # "-> winner k%d" % index
 
 
 @dataclass(frozen=True)
@@ -39,48 +36,41 @@ class Unit:
     kind: str
 
 
-def _literals(source: str, *, prose_only: bool = True) -> list[ast.expr]:
-    """The string literals of a code cell that its output shows a learner, in source order.
-
-    ``prose_only=False`` also gives those without an English word (a translation of one has none).
-    """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:  # a cell magic or shell line: nothing to translate
-        return []
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
-        candidates = list(node.args) if name in READ_BY_LEARNER_CALLS else []
-        candidates += [keyword.value for keyword in node.keywords if keyword.arg in READ_BY_LEARNER_KEYWORDS]
-        found += [value for candidate in candidates for value in _joined(candidate)
-                  if _is_string_literal(value) and (_is_prose_literal(value) or not prose_only)]
-    return sorted(found, key=lambda node: (node.lineno, node.col_offset))
-
-
-def _joined(node: ast.expr) -> list[ast.expr]:
-    """The operands of ``a + b + ...`` (``f"variance {v}; " + feedback(v)``), else ``[node]``."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _joined(node.left) + _joined(node.right)
-    return [node]
-
-
-def _is_string_literal(node: ast.expr) -> bool:
-    return isinstance(node, ast.JoinedStr) or isinstance(node, ast.Constant) and isinstance(node.value, str)
-
-
 def _is_prose_literal(node: ast.expr) -> bool:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+    """Does the literal hold an English word (in its text or its constant fields, ``f"{'loop (ms)':>10}"``)?"""
+    if isinstance(node, ast.Constant):
         return bool(WORDS.search(node.value))
-    if isinstance(node, ast.JoinedStr):
-        return any(isinstance(part, ast.Constant) and WORDS.search(part.value) for part in node.values)
-    return False
+    return any(WORDS.search(text) for text in _texts(node))
 
 
-def _segments(source: str, *, prose_only: bool = True) -> list[tuple[int, int, str]]:
-    """``(start, end, literal source)`` of each translatable literal, as character offsets into ``source``."""
+def _texts(node: ast.JoinedStr) -> list[str]:
+    """The text of an f-string: its constant parts and the strings its fields show as they are."""
+    texts = []
+    for part in node.values:
+        if isinstance(part, ast.Constant):
+            texts.append(part.value)
+        elif isinstance(part, ast.FormattedValue):
+            texts += [shown.value for shown in _shown_constants(part.value)]
+    return texts
+
+
+def _shown_constants(value: ast.expr) -> list[ast.Constant]:
+    """The strings a field shows as they are: ``{'loop (ms)':>10}``, ``{'ok' if good else 'PROBLEM'}``,
+    ``{oom or 'never'}``."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return [value]
+    if isinstance(value, ast.IfExp):
+        return _shown_constants(value.body) + _shown_constants(value.orelse)
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):  # {oom or 'never'}
+        return _shown_constants(value.values[-1])
+    return []
+
+
+def _segments(source: str, shown: Notebook | None = None, *, prose_only: bool = True) -> list[tuple[int, int, str]]:
+    """``(start, end, literal source)`` of each translatable literal, as character offsets into ``source``.
+
+    ``shown`` is the cell's notebook (which names the other cells use); without it, the cell is read alone.
+    """
     lines = source.splitlines(keepends=True)
     line_starts = [0]
     for line in lines:
@@ -90,9 +80,10 @@ def _segments(source: str, *, prose_only: bool = True) -> list[tuple[int, int, s
         return line_starts[line_number - 1] + len(lines[line_number - 1].encode()[:byte_column].decode())
 
     segments = []
-    for node in _literals(source, prose_only=prose_only):
-        start, end = offset(node.lineno, node.col_offset), offset(node.end_lineno, node.end_col_offset)
-        segments.append((start, end, source[start:end]))
+    for node in (shown or Notebook([source])).literals(source):
+        if _is_prose_literal(node) or not prose_only:
+            start, end = offset(node.lineno, node.col_offset), offset(node.end_lineno, node.end_col_offset)
+            segments.append((start, end, source[start:end]))
     return segments
 
 
@@ -106,22 +97,36 @@ def code_skeleton(source: str) -> str:
 def units(notebook) -> list[Unit]:
     """Every translatable unit of ``notebook`` (an nbformat node), in cell order; repeats within a cell once."""
     found: list[Unit] = []
+    shown = _code_of(notebook)
     for cell in notebook.cells:
         if cell.cell_type == "markdown" and cell.source.strip():
             found.append(Unit(cell.id, cell.source, "markdown"))
         elif cell.cell_type == "code":
             seen = set()
-            for _, _, literal in _segments(cell.source):
+            for _, _, literal in _segments(cell.source, shown):
                 if literal not in seen:
                     seen.add(literal)
                     found.append(Unit(cell.id, literal, "literal"))
     return found
 
 
+def _code_of(notebook) -> Notebook:
+    return Notebook(cell.source for cell in notebook.cells if cell.cell_type == "code")
+
+
 def _fields(node: ast.expr) -> list[str]:
-    if isinstance(node, ast.JoinedStr):
-        return sorted(ast.unparse(part) for part in node.values if isinstance(part, ast.FormattedValue))
-    return []
+    """A literal's fields as code: an f-string's ``{...}``, the strings they show as they are blanked (a translation
+    changes those, and a constant field's width with them), or a %-format's ``%d``."""
+    if isinstance(node, ast.Constant):
+        return sorted(PRINTF_FIELD.findall(node.value))
+    fields = []
+    for part in node.values:
+        if isinstance(part, ast.FormattedValue) and not isinstance(part.value, ast.Constant):  # a constant field is text
+            field = copy.deepcopy(part)
+            for constant in _shown_constants(field.value):
+                constant.value = ""
+            fields.append(ast.unparse(field))
+    return sorted(fields)
 
 
 def literal_problem(english: str, translated: str) -> str | None:
@@ -146,12 +151,13 @@ def translated(notebook, translate: Callable[[Unit], str | None], language: str)
     The copy's metadata says its language (``metadata.language``), so a tool can tell the two apart.
     """
     result = copy.deepcopy(notebook)
+    shown = _code_of(notebook)
     for cell in result.cells:
         if cell.cell_type == "markdown" and cell.source.strip():
             cell.source = translate(Unit(cell.id, cell.source, "markdown")) or cell.source
         elif cell.cell_type == "code":
             source = cell.source
-            for start, end, literal in reversed(_segments(source)):
+            for start, end, literal in reversed(_segments(source, shown)):
                 replacement = translate(Unit(cell.id, literal, "literal"))
                 if replacement is not None:
                     source = source[:start] + replacement + source[end:]
