@@ -20,6 +20,13 @@ KERNEL_SOCKETS_ENV = "SDPA_KERNEL_SOCKETS"
 os.environ["SDPA_LANG"] = "en"
 
 
+@pytest.fixture(autouse=True)
+def english_unless_chosen(monkeypatch):
+    """Each test starts in English, and whatever language it chose is undone after it (loading the Chinese course's
+    nbgrader configuration, for one, sets the process's language)."""
+    monkeypatch.setenv("SDPA_LANG", "en")
+
+
 def pytest_configure(config):
     """Kernels started by the tests talk over Unix sockets in a folder of this process, not TCP ports.
 
