@@ -15,6 +15,7 @@ from ..grading.catalogue.masks import CAUSAL_MASK_MISTAKES, MASKED_ATTENTION_MIS
 from ..grading.exercises.ch06_weighted_sum import output_case
 from ..grading.mistakes import Mistake
 from ..grading.task import Task
+from ..i18n.messages import _
 
 DRILLS = "drills"  # the assignment of these tasks, as replay names it
 
@@ -72,7 +73,8 @@ def drill_task(name: str) -> Task:
     """The drill task graded as function ``name`` (``"causal_sdpa"``); ``LookupError`` naming the others."""
     found = {t.name: t for t in TASKS}
     if name not in found:
-        raise LookupError(f"the drills grade no function {name!r} of their own; they grade {', '.join(sorted(found))}")
+        raise LookupError(_("the drills grade no function {name!r} of their own; they grade {names}").format(
+            name=name, names=", ".join(sorted(found))))
     return found[name]
 
 

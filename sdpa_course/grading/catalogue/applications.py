@@ -13,6 +13,7 @@ import numpy as np
 from sdpa_lib.masks import causal_mask
 from sdpa_lib.scores import cosine_scores
 from sdpa_lib.softmax import softmax
+from ...i18n.messages import _
 from ..mistakes import Mistake
 from .attention import masked, scores
 from .scores import DISAGREEING_PAIR_HINTS
@@ -215,10 +216,12 @@ def removal_effects(weights, values):
 def _vectors(answer, count: int, shape: tuple, names: str):
     """``answer`` as ``count`` finite float arrays of ``shape``, or a string saying why not."""
     if not isinstance(answer, (tuple, list)) or len(answer) != count:
-        return f"return {count} arrays ({names}); got {type(answer).__name__}"
+        return _("return {count} arrays ({names}); got {type_name}").format(count=count, names=names,
+                                                                         type_name=type(answer).__name__)
     arrays = [np.asarray(a, dtype=float) for a in answer]
     if any(a.shape != shape for a in arrays) or not all(np.all(np.isfinite(a)) for a in arrays):
-        return f"{names} must be finite arrays of shape {shape}; got shapes {[a.shape for a in arrays]}"
+        return _("{names} must be finite arrays of shape {shape}; got shapes {shapes}").format(
+            names=names, shape=shape, shapes=[a.shape for a in arrays])
     return arrays
 
 
@@ -239,18 +242,18 @@ def disagreeing_keys_problem(q, answer):
     q = np.asarray(q, dtype=float)
     norms = [np.linalg.norm(k) for k in keys]
     if min(norms) == 0:
-        return "a zero key has no direction, so its cosine is undefined"
+        return _("a zero key has no direction, so its cosine is undefined")
     dots = [float(q @ k) for k in keys]
     cosines = [d / (np.linalg.norm(q) * n) for d, n in zip(dots, norms)]
-    numbers = (f"q . k1 = {dots[0]:.4g}, q . k2 = {dots[1]:.4g}; cos(q, k1) = {cosines[0]:.4g}, "
-               f"cos(q, k2) = {cosines[1]:.4g}. ")
+    numbers = _("q . k1 = {dot1:.4g}, q . k2 = {dot2:.4g}; cos(q, k1) = {cosine1:.4g}, cos(q, k2) = {cosine2:.4g}. "
+                ).format(dot1=dots[0], dot2=dots[1], cosine1=cosines[0], cosine2=cosines[1])
     margin = 1e-9 * np.linalg.norm(q) * max(norms)
     if abs(cosines[0] - cosines[1]) <= 1e-9:
-        return numbers + DISAGREEING_PAIR_HINTS["same direction"]
+        return numbers + _(DISAGREEING_PAIR_HINTS["same direction"])
     if dots[0] < dots[1] - margin and cosines[0] > cosines[1]:
-        return numbers + DISAGREEING_PAIR_HINTS["reversed"]
+        return numbers + _(DISAGREEING_PAIR_HINTS["reversed"])
     if not (dots[0] > dots[1] + margin and cosines[1] > cosines[0] + 1e-9):
-        return numbers + DISAGREEING_PAIR_HINTS["no disagreement"]
+        return numbers + _(DISAGREEING_PAIR_HINTS["no disagreement"])
     return None
 
 
@@ -268,14 +271,15 @@ def misleading_values_problem(weights, answer):
     weights = np.asarray(weights, dtype=float)
     values = np.asarray(answer, dtype=float) if isinstance(answer, (np.ndarray, list, tuple)) else None
     if values is None or values.ndim != 2 or values.shape[0] != weights.shape[0] or not np.all(np.isfinite(values)):
-        return (f"return finite values of shape (S, Ev) with S = {weights.shape[0]} rows, one per token; got "
-                f"{type(answer).__name__} {np.shape(answer)}")
+        return _("return finite values of shape (S, Ev) with S = {rows} rows, one per token; got {type_name} "
+                 "{shape}").format(rows=weights.shape[0], type_name=type(answer).__name__, shape=np.shape(answer))
     effects = removal_effects(weights, values)  # (S,)
     top = int(np.argmax(weights))
     others = np.delete(effects, top)
     if others.max() > effects[top] + 1e-9 * (1 + np.abs(values).max()):
         return None
-    return (f"removing the token with the largest weight ({weights[top]:.3g}) moves the output by {effects[top]:.4g}, "
-            f"at least as much as removing any other token (at most {others.max():.4g}), so here the weights do rank "
-            f"importance. Removing token j moves the output by w_j / (1 - w_j) * |v_j - o|: a big weight on a value "
-            f"close to the output o changes little. Give the top token the value the other tokens average to.")
+    return _("removing the token with the largest weight ({top_weight:.3g}) moves the output by {top_change:.4g}, "
+             "at least as much as removing any other token (at most {other_change:.4g}), so here the weights do rank "
+             "importance. Removing token j moves the output by w_j / (1 - w_j) * |v_j - o|: a big weight on a value "
+             "close to the output o changes little. Give the top token the value the other tokens average to."
+             ).format(top_weight=weights[top], top_change=effects[top], other_change=others.max())

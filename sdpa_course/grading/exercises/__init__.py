@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from ...i18n.messages import _
 from ..task import Task
 
 
@@ -20,8 +21,8 @@ def tasks(chapter: str) -> dict[str, Task]:
     """``{function name: Task}`` of the assignment ``chapter`` (``"ch05"`` or ``"ch05_softmax"``)."""
     matches = [name for name in assignment_modules() if name == chapter or name.split("_")[0] == chapter]
     if not matches:
-        raise LookupError(f"no graded exercise for chapter {chapter!r}; the chapters with one are "
-                          f"{', '.join(name.split('_')[0] for name in assignment_modules())}")
+        raise LookupError(_("no graded exercise for chapter {chapter!r}; the chapters with one are {chapters}").format(
+            chapter=chapter, chapters=", ".join(name.split("_")[0] for name in assignment_modules())))
     module = importlib.import_module(f"{__name__}.{matches[0]}")
     return {t.name: t for t in module.TASKS}
 
@@ -30,7 +31,8 @@ def task(chapter: str, name: str) -> Task:
     """The :class:`~sdpa_course.grading.task.Task` for function ``name`` of ``chapter``."""
     found = tasks(chapter)
     if name not in found:
-        raise LookupError(f"chapter {chapter!r} grades no function {name!r}; it grades {', '.join(sorted(found))}")
+        raise LookupError(_("chapter {chapter!r} grades no function {name!r}; it grades {names}").format(
+            chapter=chapter, name=name, names=", ".join(sorted(found))))
     return found[name]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 import sdpa_lib
+from ...i18n.messages import _
 from ..catalogue.projections import PIPELINE_SHAPE_HINTS
 from ..catalogue.scaling import ARGMAX_MISTAKES, SELF_ATTENTION_MISTAKES
 from ..draw import FULL, Draw
@@ -35,15 +36,18 @@ def traced_shapes(batch, L, D, E, Ev) -> dict[str, tuple]:
 def shapes_problem(batch, L, D, E, Ev, predicted) -> str | None:
     """What is wrong with the predicted shapes (the right keys, then each shape against the traced one), or None."""
     if not isinstance(predicted, dict) or set(predicted) != set(PIPELINE_SHAPE_HINTS):
-        return f"return a dict with exactly the keys {sorted(PIPELINE_SHAPE_HINTS)}; got {predicted!r}"
-    sizes = f"batch={tuple(batch)}, L={L}, D={D}, E={E}, Ev={Ev}"
+        return _("return a dict with exactly the keys {keys}; got {predicted!r}").format(
+            keys=sorted(PIPELINE_SHAPE_HINTS), predicted=predicted)
+    sizes = f"batch={tuple(batch)}, L={L}, D={D}, E={E}, Ev={Ev}"  # a formula, the same in every language
     for name, answer in traced_shapes(batch, L, D, E, Ev).items():
         try:
             yours = tuple(predicted[name])
         except TypeError:
-            return f"for {sizes} you give {name} = {predicted[name]!r}: a shape is a tuple of ints"
+            return _("for {sizes} you give {name} = {given!r}: a shape is a tuple of ints").format(
+                sizes=sizes, name=name, given=predicted[name])
         if yours != answer:
-            return f"for {sizes} you predict {name} has shape {yours}, it has shape {answer}: {PIPELINE_SHAPE_HINTS[name]}"
+            return _("for {sizes} you predict {name} has shape {yours}, it has shape {answer}: {hint}").format(
+                sizes=sizes, name=name, yours=yours, answer=answer, hint=_(PIPELINE_SHAPE_HINTS[name]))
     return None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import sdpa_lib
+from ...i18n.messages import _
 from ...lessons.cost import kv_cache_bytes
 from ..catalogue.decoding import CACHE_BYTES_MISTAKES, DECODE_STEP_MISTAKES
 from ..catalogue.masks import SLIDING_WINDOW_MISTAKES
@@ -71,9 +72,9 @@ def integer_problem(answer, *args, **kwargs):
     """A number of bytes is a whole number: what is wrong when ``answer`` is not an int, else None."""
     if isinstance(answer, (int, np.integer)) and not isinstance(answer, (bool, np.bool_)):
         return None
-    return (f"your function returned {answer!r}, a {type(answer).__name__}: a number of bytes is a whole number, so "
-            f"return an int. Multiply the integers (no / and no float constants such as 2.0 or 1e3), or convert a "
-            f"product you are sure is whole with int(...)")
+    return _("your function returned {answer!r}, a {type_name}: a number of bytes is a whole number, so return an "
+             "int. Multiply the integers (no / and no float constants such as 2.0 or 1e3), or convert a product you "
+             "are sure is whole with int(...)").format(answer=answer, type_name=type(answer).__name__)
 
 
 def cache_case(d: Draw):
