@@ -12,6 +12,7 @@ import numpy as np
 
 from sdpa_lib.positions import apply_rope as _rope
 from ..mistakes import Mistake
+from ...i18n.messages import _
 
 
 def _rotate(x, angles, pairs: str = "half"):
@@ -104,8 +105,10 @@ def rope_offset_problem(answer, x, positions, base=10000.0):
     *batch, i, j = np.argwhere(wrong)[0]
     index = (*batch, i, j)
     m, n = int(positions[i]), int(positions[j])
-    return (f"after your rotation, q . k depends on where the tokens are, not only on how far apart: rows {i} and "
-            f"{j} of x, at positions {m} and {n}, give {before[index]:.6g}, and the same two rows at positions "
-            f"{m + shift} and {n + shift} (the offset is {n - m} both times) give {after[index]:.6g}. Rotate each pair "
-            f"(x_i, x_(i+E/2)) by the angle position * theta_i, a rotation of the plane: (x1 cos a - x2 sin a, "
-            f"x1 sin a + x2 cos a); then R_m q . R_n k = q . R_(n-m) k.")
+    return _("after your rotation, q . k depends on where the tokens are, not only on how far apart: rows {row_i} "
+             "and {row_j} of x, at positions {position_i} and {position_j}, give {score:.6g}, and the same two rows at "
+             "positions {shifted_i} and {shifted_j} (the offset is {offset} both times) give {shifted_score:.6g}. "
+             "Rotate each pair (x_i, x_(i+E/2)) by the angle position * theta_i, a rotation of the plane: "
+             "(x1 cos a - x2 sin a, x1 sin a + x2 cos a); then R_m q . R_n k = q . R_(n-m) k.").format(
+        row_i=i, row_j=j, position_i=m, position_j=n, score=before[index], shifted_i=m + shift, shifted_j=n + shift,
+        offset=n - m, shifted_score=after[index])

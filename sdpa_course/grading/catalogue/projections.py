@@ -8,19 +8,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..mistakes import Mistake
+from ...i18n.messages import N_
 
 # What each intermediate of self-attention is, for feedback on a wrong predicted shape (chapter 1).
 PIPELINE_SHAPE_HINTS = {
-    "X": "the input has one row of D = d_model features per token: (..., L, D)",
-    "W_Q": "a projection is one learned matrix shared by every token and every batch element: (D, E), no batch axes",
-    "W_K": "W_K must give keys with the same E as the queries so q . k is defined: (D, E), no batch axes",
-    "W_V": "W_V maps each token to its value, with its own width Ev: (D, Ev), no batch axes",
-    "Q": "X (..., L, D) @ W_Q (D, E) -> (..., L, E): one query per token",
-    "K": "X (..., L, D) @ W_K (D, E) -> (..., L, E): one key per token",
-    "V": "X (..., L, D) @ W_V (D, Ev) -> (..., L, Ev): one value per token",
-    "scores": "scores compare every query with every key: Q (..., L, E) @ K^T (..., E, L) -> (..., L, L)",
-    "weights": "softmax normalises each row of the scores and keeps their shape: (..., L, L)",
-    "output": "each output row is a mix of value rows, weights (..., L, L) @ V (..., L, Ev) -> (..., L, Ev)",
+    "X": N_("the input has one row of D = d_model features per token: (..., L, D)"),
+    "W_Q": N_("a projection is one learned matrix shared by every token and every batch element: (D, E), "
+              "no batch axes"),
+    "W_K": N_("W_K must give keys with the same E as the queries so q . k is defined: (D, E), no batch axes"),
+    "W_V": N_("W_V maps each token to its value, with its own width Ev: (D, Ev), no batch axes"),
+    "Q": N_("X (..., L, D) @ W_Q (D, E) -> (..., L, E): one query per token"),
+    "K": N_("X (..., L, D) @ W_K (D, E) -> (..., L, E): one key per token"),
+    "V": N_("X (..., L, D) @ W_V (D, Ev) -> (..., L, Ev): one value per token"),
+    "scores": N_("scores compare every query with every key: Q (..., L, E) @ K^T (..., E, L) -> (..., L, L)"),
+    "weights": N_("softmax normalises each row of the scores and keeps their shape: (..., L, L)"),
+    "output": N_("each output row is a mix of value rows, weights (..., L, L) @ V (..., L, Ev) -> (..., L, Ev)"),
 }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..mistakes import Mistake
+from ...i18n.messages import N_
 
 
 def _softmax(scores, axis=-1):
@@ -27,14 +28,15 @@ def _e(w_q):
     return np.shape(w_q)[-1]
 
 
-FORGOT_SCALE = "forgot the scale"
+FORGOT_SCALE = N_("forgot the scale")
 SCALE_HINTS = {
-    FORGOT_SCALE: "divide the scores by sqrt(E) before the softmax: Var(q . k) grows like E and saturates softmax",
-    "scaled by d_k, not sqrt(d_k)": "the variance of q . k is E, so the standard deviation is sqrt(E): "
-                                    "divide by sqrt(E), not E",
-    "scaled by sqrt(d_model)": "the scale belongs to the length of q and k, E = w_q.shape[1], not to d_model = x.shape[-1]",
-    "scaled after softmax": "scaling must happen before the softmax: scaling its output breaks 'rows sum to 1'",
-    "softmax over the queries": "each query's weights over the keys must sum to 1: softmax along the last axis",
+    FORGOT_SCALE: N_("divide the scores by sqrt(E) before the softmax: Var(q . k) grows like E and saturates softmax"),
+    "scaled by d_k, not sqrt(d_k)": N_("the variance of q . k is E, so the standard deviation is sqrt(E): "
+                                       "divide by sqrt(E), not E"),
+    "scaled by sqrt(d_model)": N_("the scale belongs to the length of q and k, E = w_q.shape[1], not to "
+                                  "d_model = x.shape[-1]"),
+    "scaled after softmax": N_("scaling must happen before the softmax: scaling its output breaks 'rows sum to 1'"),
+    "softmax over the queries": N_("each query's weights over the keys must sum to 1: softmax along the last axis"),
 }
 
 # scaled_attention_weights(x, w_q, w_k): softmax(Q K^T / sqrt(E)) with Q = X W_Q, K = X W_K.
@@ -89,7 +91,7 @@ SATURATION_MISTAKES = (
             "scaled=True divides the scores by sqrt(E) before softmax; scaled=False uses them raw"),
 )
 
-_ROWS = "row i of the weights is query i's distribution over the keys: take the argmax along the last axis"
+_ROWS = N_("row i of the weights is query i's distribution over the keys: take the argmax along the last axis")
 # most_attended(x, w_q, w_k) (chapter 1): which key each query weighs most, (..., L) ints.
 ARGMAX_MISTAKES = (
     Mistake("argmax over the queries", lambda x, w_q, w_k: np.argmax(_scores(x, w_q, w_k), axis=-2), _ROWS),

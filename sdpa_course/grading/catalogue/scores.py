@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..mistakes import Mistake
+from ...i18n.messages import N_
 
 
 def _t(a):
@@ -52,9 +53,9 @@ SPLIT_MISTAKES = (
 
 # Hints for a pair of keys that should disagree (dot ranks k1 first, cosine ranks k2 first).
 DISAGREEING_PAIR_HINTS = {
-    "same direction": "k1 and k2 point the same way, so their cosines are equal: cosine cannot rank them. "
-                      "Make one key long but at an angle to q, the other short but along q",
-    "reversed": "your pair disagrees the other way round: k1 must win by dot product and k2 by cosine",
-    "no disagreement": "dot and cosine rank your keys the same way. The dot product also rewards length: "
-                       "a long key at an angle can beat a short key that points exactly along q",
+    "same direction": N_("k1 and k2 point the same way, so their cosines are equal: cosine cannot rank them. "
+                         "Make one key long but at an angle to q, the other short but along q"),
+    "reversed": N_("your pair disagrees the other way round: k1 must win by dot product and k2 by cosine"),
+    "no disagreement": N_("dot and cosine rank your keys the same way. The dot product also rewards length: "
+                          "a long key at an angle can beat a short key that points exactly along q"),
 }
