@@ -7,6 +7,8 @@ student at once: "solution", "blank" (the untouched release) and one per catalog
 from __future__ import annotations
 
 import ast
+import os
+import re
 
 import pytest
 
@@ -14,11 +16,13 @@ import exercise_harness as harness
 from buggy import bugs_for
 from nbrun import execute_notebook
 from sdpa_course.chapters import CHAPTERS
+from sdpa_course.grading.exercises import all_tasks
 from sdpa_course.i18n import catalogs
 from sdpa_course.i18n.book import LANGUAGES, Source
 
 ASSIGNMENTS = harness.assignments()
 MIN_BUGS = 2
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
 slow = pytest.mark.slow
 each_assignment = pytest.mark.parametrize("assignment", ASSIGNMENTS)
 # Each edition of the course: (language, its solutions/, its exercises/); a Chinese assignment is graded exactly
@@ -42,9 +46,14 @@ def release_notebooks(assignment: str) -> list:
 @slow
 @pytest.mark.filterwarnings(r"ignore:Object of type <Submitted\w+> not in session")  # nbgrader's own SQLAlchemy use
 @each_edition
-def test_generate_then_autograde_solution_blank_and_bugs(language, solutions, exercises, assignment, tmp_path):
+def test_generate_then_autograde_solution_blank_and_bugs(language, solutions, exercises, assignment, tmp_path,
+                                                         monkeypatch):
     """Does `nbgrader generate_assignment` reproduce exercises/ (zh/exercises/), and autograding in one run give
-    full marks to the solution, 0 to the blank release, and catch each bug with its hint, in every language?"""
+    full marks to the solution, 0 to the blank release, and catch each bug with its hint, in every language?
+
+    An edition is graded in its language, as its nbgrader_config.py sets it: the scores are the same, and the
+    feedback is in that language."""
+    monkeypatch.setenv("SDPA_LANG", language)
     course = harness.make_course(tmp_path, assignment, solutions)
     problems = [f"{exercises.relative_to(harness.ROOT)}/ is out of date (run `make exercises`): {difference}"
                 for difference in harness.release_differences(harness.release_folder(course, assignment),
@@ -77,28 +86,49 @@ def bug_problems(course, assignment: str, bug, solutions: dict, language: str) -
     for name in solutions:
         scores = harness.grades(course, assignment, student, name.removesuffix(".ipynb"))
         if bug.test_cell in scores:
-            score, points, _ = scores[bug.test_cell]
+            score, points, _unused = scores[bug.test_cell]
             output = harness.cell_output(course, assignment, student, name, bug.test_cell)
-            hint = feedback_for(bug, harness.SOLUTIONS / assignment / name, language)
+            missing = hint_problem(bug, harness.SOLUTIONS / assignment / name, output, language)
             return ([f"bug {bug.id}: {bug.test_cell} still scores {score}/{points}"] if score >= points else []) + \
-                ([f"bug {bug.id}: hint {hint!r} not in the feedback of {bug.test_cell}:\n{output[-1500:]}"]
-                 if hint not in output else [])
+                ([f"bug {bug.id}: {missing} in the feedback of {bug.test_cell}:\n{output[-1500:]}"] if missing else [])
     return [f"bug {bug.id}: no grade cell {bug.test_cell}"]
 
 
-def feedback_for(bug, english_notebook, language: str) -> str:
-    """The text a bug's feedback must hold in ``language``: its hint, or where the hint is part of a string its grade
-    cell writes (``raise GradingError("...")``), the longest fixed piece of that string's translation."""
+def hint_problem(bug, english_notebook, output: str, language: str) -> str | None:
+    """What of a bug's (English) hint the feedback lacks in ``language``, or None.
+
+    In English the hint itself.  In another language: the translated name of the catalogued mistake the hint
+    quotes; where the hint is part of a string its grade cell writes (``raise GradingError("...")``), the longest
+    fixed piece of that string's translation; a hint in code (``sdpa_course.replay(...)``) as it is; any other
+    hint quotes English prose, of which the feedback must show the translation: it must not hold the English,
+    and hold the language's own text.
+    """
+    hint = bug.hint
     if language == "en":
-        return bug.hint
+        return None if hint in output else f"hint {hint!r} not"
+    from sdpa_course.i18n.messages import _
+    quoted = hint.removeprefix("known mistake: ")
+    names = sorted({_(m.name) for t in all_tasks() for m in t.mistakes if quoted in m.name})
+    if names:
+        return None if any(name in output for name in names) else f"the translated mistake name {names} not"
+    piece = _translated_piece(bug, english_notebook, language)
+    if piece is not None:
+        return None if piece in output else f"the translation {piece!r} of hint {hint!r} not"
+    if not re.search(r"[a-z] [a-z]", hint):
+        return None if hint in output else f"hint {hint!r} not"
+    return None if hint not in output and CHINESE.search(output) else f"the translation of hint {hint!r} not"
+
+
+def _translated_piece(bug, english_notebook, language: str) -> str | None:
+    """The longest fixed piece of the translation of the grade cell's literal that holds the bug's hint, if one does."""
     cell_id = harness.cells_by_id(harness.read(english_notebook))[bug.test_cell].id
     catalog = catalogs.load(Source(harness.ROOT, english_notebook, language).catalog, LANGUAGES[language])
     for entry in catalog:
-        if entry.msgctxt == cell_id and entry.comment == catalogs.KIND_COMMENT["literal"] and bug.hint in entry.msgid:
+        if entry.msgctxt == cell_id and entry.msgstr and bug.hint in entry.msgid:
             literal = ast.parse(f"(\n{entry.msgstr}\n)", mode="eval").body
             pieces = [literal] if isinstance(literal, ast.Constant) else literal.values
             return max((piece.value for piece in pieces if isinstance(piece, ast.Constant)), key=len)
-    return bug.hint
+    return None
 
 
 @each_assignment
@@ -182,11 +212,14 @@ def test_release_fails_only_with_not_implemented_and_every_test_fails(assignment
             f"{path.name}: a test passes on the blank release"
 
 
-def test_the_chinese_course_is_configured_as_the_english_one():
-    """zh/nbgrader_config.py is the course's configuration (trusted grading included), rooted in zh/."""
+def test_the_chinese_course_is_configured_as_the_english_one(monkeypatch):
+    """zh/nbgrader_config.py is the course's configuration (trusted grading included), rooted in zh/, and it grades
+    in Chinese."""
     from traitlets.config.loader import PyFileConfigLoader
+    monkeypatch.setenv("SDPA_LANG", "en")  # the Chinese configuration sets the process's language: undone after
     english = PyFileConfigLoader("nbgrader_config.py", path=str(harness.ROOT)).load_config()
     chinese = PyFileConfigLoader("nbgrader_config.py", path=str(harness.ROOT / "zh")).load_config()
+    assert os.environ["SDPA_LANG"] == "zh"
     assert chinese.CourseDirectory.root == str(harness.ROOT / "zh")
     assert chinese.Autograde.autograde_preprocessors == english.Autograde.autograde_preprocessors
     assert chinese.CourseDirectory.ignore == english.CourseDirectory.ignore

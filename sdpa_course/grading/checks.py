@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 import numpy as np
 
 from .differences import describe_difference
+from ..i18n.messages import _
 from .errors import ForbiddenCallError, GradingError
 from .forbid import unavailable
 from .integrity import check_environment
@@ -45,7 +46,7 @@ def show(value) -> str:
     """A value as feedback prints it: a small array in full (4 significant digits), a large one by shape."""
     if isinstance(value, np.ndarray):
         if value.size > SMALL:
-            return f"array of shape {value.shape}, {value.dtype}"
+            return _("array of shape {shape}, {dtype}").format(shape=value.shape, dtype=value.dtype)
         text = np.array2string(value, precision=4, separator=", ", suppress_small=True)
         return text if value.dtype in (np.float64, np.bool_) else f"{text} ({value.dtype})"
     return repr(value)
@@ -54,53 +55,75 @@ def show(value) -> str:
 def side_by_side(yours, answer) -> str:
     """Two small arrays in two columns, headed "yours" and "answer"."""
     left, right = show(np.asarray(yours)).splitlines(), show(np.asarray(answer)).splitlines()
-    width = max(len("yours"), *(len(line) for line in left))
-    rows = [f"{'yours'.ljust(width)}   answer"] + [f"{a.ljust(width)}   {b}" for a, b in
+    heading = _("yours")
+    width = max(len(heading), *(len(line) for line in left))
+    rows = [f"{heading.ljust(width)}   {_('answer')}"] + [f"{a.ljust(width)}   {b}" for a, b in
                                                   zip(left + [""] * (len(right) - len(left)), right + [""] * (len(left) - len(right)))]
     return "\n".join(rows)
 
 
-def expect_shape(actual, expected_shape: tuple, what: str = "your output", legend: str = "") -> None:
-    """Fail with both shapes (and the legend, e.g. ``(..., L, Ev)``) if they differ."""
+class WrongShape(GradingError):
+    """A graded output of the wrong shape (or not an array at all)."""
+
+
+def expect_shape(actual, expected_shape: tuple, what: str | None = None, legend: str = "") -> None:
+    """Fail with both shapes (and the legend, e.g. ``(..., L, Ev)``) if they differ.
+
+    ``what`` names the output (translated text, "your output" by default).
+    """
     shape = np.shape(actual)
     if tuple(shape) != tuple(expected_shape):
-        legend = f" = {legend}" if legend else ""
-        raise GradingError(f"{what} has shape {tuple(shape)} but should have shape {tuple(expected_shape)}{legend}")
+        what = _("your output") if what is None else what
+        message = (_("{what} has shape {shape} but should have shape {expected} = {legend}") if legend else
+                   _("{what} has shape {shape} but should have shape {expected}"))
+        raise WrongShape(message.format(what=what, shape=tuple(shape), expected=tuple(expected_shape), legend=legend))
 
 
-def expect_close(actual, expected, what: str = "your output", *, rtol: float = 1e-6, atol: float = 1e-8,
+def expect_close(actual, expected, what: str | None = None, *, rtol: float = 1e-6, atol: float = 1e-8,
                  hint: str = "") -> None:
-    """Fail with the shape, the largest error and where it is, if ``actual`` is not close to ``expected``."""
+    """Fail with the shape, the largest error and where it is, if ``actual`` is not close to ``expected``.
+
+    ``what`` names the output (translated text, "your output" by default).
+    """
+    what = _("your output") if what is None else what
     expected = np.asarray(expected)
     if not isinstance(actual, (np.ndarray, np.generic, float, int, list, tuple)):
-        raise GradingError(f"{what} is a {type(actual).__name__}; expected a numpy array of shape {expected.shape}")
+        raise WrongShape(_("{what} is a {type}; expected a numpy array of shape {shape}").format(
+            what=what, type=type(actual).__name__, shape=expected.shape))
     actual = np.asarray(actual)
     expect_shape(actual, expected.shape, what)
     if not np.issubdtype(actual.dtype, np.number) and actual.dtype != np.bool_:
-        raise GradingError(f"{what} has dtype {actual.dtype}; expected numbers")
+        raise GradingError(_("{what} has dtype {dtype}; expected numbers").format(what=what, dtype=actual.dtype))
     bad_nan = np.isnan(actual) & ~np.isnan(expected)
     if bad_nan.any():
-        raise GradingError(f"{what} has NaN at {np.argwhere(bad_nan)[0].tolist()} where the answer is "
-                           f"{expected[tuple(np.argwhere(bad_nan)[0])].item()!r}. {hint}".strip())
+        where = np.argwhere(bad_nan)[0]
+        raise GradingError(_("{what} has NaN at {index} where the answer is {answer!r}. {hint}").format(
+            what=what, index=where.tolist(), answer=expected[tuple(where)].item(), hint=hint).strip())
     if not np.allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True):
         with np.errstate(invalid="ignore"):
             error = np.where(np.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True), 0,
                              np.abs(actual.astype(float) - expected.astype(float)))
         error = np.nan_to_num(error, nan=np.inf)
         where = np.unravel_index(np.argmax(error), error.shape) if error.ndim else ()
-        at = f"at index {[int(i) for i in where]} " if error.ndim else ""
-        raise GradingError(f"{what} differs from the correct answer: {at}you have "
-                           f"{actual[where].item()!r}, the answer is {expected[where].item()!r}. {hint}".strip())
+        message = (_("{what} differs from the correct answer: at index {index} you have {yours!r}, the answer is "
+                     "{answer!r}. {hint}") if error.ndim else
+                   _("{what} differs from the correct answer: you have {yours!r}, the answer is {answer!r}. {hint}"))
+        raise GradingError(message.format(what=what, index=[int(i) for i in where], yours=actual[where].item(),
+                                          answer=expected[where].item(), hint=hint).strip())
 
 
-def expect_rows_sum_to_one(weights, what: str = "the weights", axis: int = -1, *, allow_zero_rows: bool = False) -> None:
-    """Fail with the offending sum, e.g. "rows of the weights sum to 1.37, not 1: normalise along the last axis"."""
+def expect_rows_sum_to_one(weights, what: str | None = None, axis: int = -1, *, allow_zero_rows: bool = False) -> None:
+    """Fail with the offending sum, e.g. "rows of the weights sum to 1.37, not 1: normalise along the last axis".
+
+    ``what`` names the array (translated text, "the weights" by default).
+    """
     sums = np.sum(np.asarray(weights, dtype=float), axis=axis)
     good = np.isclose(sums, 1.0, atol=1e-6) | (allow_zero_rows & np.isclose(sums, 0.0, atol=1e-12))
     if not np.all(good):
         worst = sums[~good].flat[0]
-        raise GradingError(f"rows of {what} sum to {worst:.4g}, not 1: normalise along the last axis (the keys), "
-                           f"so that each query's weights form a probability distribution")
+        raise GradingError(_("rows of {what} sum to {total:.4g}, not 1: normalise along the last axis (the keys), so "
+                             "that each query's weights form a probability distribution").format(
+            what=_("the weights") if what is None else what, total=worst))
 
 
 class Outcome(NamedTuple):
@@ -207,43 +230,45 @@ class Comparison:
         try:
             _compare_outputs(outcome.value, expected, self.output_names, rtol, atol)
         except GradingError as failure:
-            return self._explained(outcome, expected, str(failure), args, kwargs, inputs, named, (rtol, atol))
+            return self._explained(outcome, expected, failure, args, kwargs, inputs, named, (rtol, atol))
         dtype = _dtype_change(outcome.value, expected) if self.keep_dtype else None
         if dtype:
             return Failure("dtype", dtype)
         warned = [message for category, message in outcome.warnings if category == "RuntimeWarning"]
         if self.quiet and warned:
-            return Failure("warning", f"numpy warned \"{warned[0]}\" while your {name} ran: the notebook asks for no "
-                                      f"warning. A warning means an inf or NaN was computed on the way, even if it was "
-                                      f"replaced later (np.nan_to_num, or np.where choosing after both branches were "
-                                      f"computed): avoid computing it.")
+            return Failure("warning", _("numpy warned \"{warning}\" while your {name} ran: the notebook asks for no "
+                                        "warning. A warning means an inf or NaN was computed on the way, even if it "
+                                        "was replaced later (np.nan_to_num, or np.where choosing after both branches "
+                                        "were computed): avoid computing it.").format(warning=warned[0], name=name))
         return None
 
-    def _explained(self, outcome: Outcome, expected, failure: str, args, kwargs, inputs, named, tolerance) -> Failure:
-        lines = [failure]
+    def _explained(self, outcome: Outcome, expected, failure: GradingError, args, kwargs, inputs, named,
+                   tolerance) -> Failure:
+        lines = [str(failure)]
         rtol, atol = tolerance  # a float32 mistake reproduces the output only that closely
         found = tuple(m.name for m in matching(outcome.value, self.mistakes, args, kwargs,
                                                rtol=max(rtol, 1e-5), atol=max(atol, 1e-8)))
         chosen = next((m for m in self.mistakes if m.name in found and (named is None or m.name in named)), None)
-        kind = "shape" if "shape" in failure else "values"
+        kind = "shape" if isinstance(failure, WrongShape) else "values"
         if chosen is not None:
-            lines.append(f"This looks like a known mistake: {chosen.name}. {chosen.hint}")
+            lines.append(_("This looks like a known mistake: {name}. {hint}").format(name=_(chosen.name),
+                                                                                   hint=_(chosen.hint)))
         elif _reordered(outcome.value, expected):
-            lines.append(f"What differs: you return the right values in another order; return them as "
-                         f"({', '.join(self.output_names)}).")
+            lines.append(_("What differs: you return the right values in another order; return them as "
+                           "({outputs}).").format(outputs=", ".join(self.output_names)))
             kind = f"{kind}: outputs reordered"
         else:
             yours, answer = _first_differing(outcome.value, expected, self.output_names)
             difference = describe_difference(yours, answer, inputs)
             if difference:
-                lines.append(f"What differs: {difference.text}")
+                lines.append(_("What differs: {difference}").format(difference=difference.text))
                 kind = f"{kind}: {difference.kind}"
             changed = _dtype_change(yours, answer) if self.keep_dtype else None
             if changed:
                 lines.append(changed)
-        warned = [message for _, message in outcome.warnings]
+        warned = [message for _category, message in outcome.warnings]
         if warned:
-            lines.append(f"numpy warned while your code ran: {warned[0]}")
+            lines.append(_("numpy warned while your code ran: {warning}").format(warning=warned[0]))
         return Failure(kind, "\n".join(lines), found)
 
 
@@ -268,18 +293,19 @@ def _dtype_change(actual, expected) -> str | None:
         return None
     yours, answer = np.asarray(actual).dtype, np.asarray(expected).dtype
     if answer == np.bool_:
-        return None if yours == np.bool_ else (
-            f"your output is {yours} where the answer is bool: return a bool array of True/False (True = may attend), e.g. "
-            f"np.tril(np.ones((L, S), dtype=bool)); a 0/1 float mask would be added to the scores, not applied.")
+        return None if yours == np.bool_ else _(
+            "your output is {dtype} where the answer is bool: return a bool array of True/False (True = may attend), "
+            "e.g. np.tril(np.ones((L, S), dtype=bool)); a 0/1 float mask would be added to the scores, not "
+            "applied.").format(dtype=yours)
     if np.issubdtype(answer, np.integer):
-        return None if np.issubdtype(yours, np.integer) else (
-            f"your output is {yours} where the answer holds integers (indices): return ints, e.g. with np.argmax "
-            f"or .astype(int).")
+        return None if np.issubdtype(yours, np.integer) else _(
+            "your output is {dtype} where the answer holds integers (indices): return ints, e.g. with np.argmax or "
+            ".astype(int).").format(dtype=yours)
     if yours == answer:
         return None
-    return (f"your output is {yours} where the answer is {answer}: keep the input's dtype (float32 stays float32). "
-            f"np.zeros(shape) and np.ones(shape) without dtype=, float64 constant arrays and astype(float) promote "
-            f"it; np.zeros_like(x) and x.dtype keep it.")
+    return _("your output is {dtype} where the answer is {expected}: keep the input's dtype (float32 stays float32). "
+             "np.zeros(shape) and np.ones(shape) without dtype=, float64 constant arrays and astype(float) promote it; "
+             "np.zeros_like(x) and x.dtype keep it.").format(dtype=yours, expected=answer)
 
 
 def _reordered(actual, expected) -> bool:
@@ -305,12 +331,12 @@ def _first_differing(actual, expected, names: Sequence[str]):
 def _compare_outputs(actual, expected, names: Sequence[str], rtol, atol) -> None:
     if isinstance(expected, tuple):
         if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
-            raise GradingError(f"your function should return {len(expected)} values ({', '.join(names)}); "
-                               f"it returned {type(actual).__name__}")
+            raise GradingError(_("your function should return {count} values ({outputs}); it returned {type}").format(
+                count=len(expected), outputs=", ".join(names), type=type(actual).__name__))
         for value, answer, name in zip(actual, expected, names):
-            expect_close(value, answer, f"your {name}", rtol=rtol, atol=atol)
+            expect_close(value, answer, _("your {output}").format(output=name), rtol=rtol, atol=atol)
     else:
-        expect_close(actual, expected, "your output", rtol=rtol, atol=atol)
+        expect_close(actual, expected, rtol=rtol, atol=atol)
 
 
 def first_failure(student: Callable, comparison: Comparison, cases: list,
@@ -324,7 +350,8 @@ def first_failure(student: Callable, comparison: Comparison, cases: list,
 
 
 def verdict(kind: str) -> str:
-    return "an error" if kind.startswith("raised ") else "wrong answer"
+    """How a failure of this kind opens its feedback (translated): "an error" or "wrong answer"."""
+    return _("an error") if kind.startswith("raised ") else _("wrong answer")
 
 
 def check_student(student) -> None:
@@ -332,4 +359,5 @@ def check_student(student) -> None:
     if not isinstance(student, RemoteFunction):
         check_environment()
     if not callable(student):
-        raise GradingError(f"expected a function to grade, got {type(student).__name__}: did you overwrite its name?")
+        raise GradingError(_("expected a function to grade, got {type}: did you overwrite its name?").format(
+            type=type(student).__name__))

@@ -21,7 +21,9 @@ Anything else (a function, a module, a class instance) is refused with an
 :class:`UnsupportedValue` that names its type.  Sizes are bounded by :data:`MAX_BYTES`.
 
 This module imports only the standard library and numpy, so its source also runs in
-the student's kernel (see :mod:`sdpa_course.grading.kernel_side`).
+the student's kernel (see :mod:`sdpa_course.grading.kernel_side`).  There, where the course
+package is not importable, its messages are translated from :data:`TRANSLATED`, which the
+grader fills when it installs its agent (:func:`sdpa_course.grading.remote.agent_installation`).
 """
 from __future__ import annotations
 
@@ -31,6 +33,17 @@ import json
 
 import numpy as np
 
+try:  # imported as a module of sdpa_course
+    from ..i18n.messages import N_, _
+except ImportError:  # this source runs in the student's kernel
+    TRANSLATED: dict[str, str] = {}  # {English: the learner's language}, given by the grader
+
+    def N_(text: str) -> str:
+        return text
+
+    def _(text: str) -> str:
+        return TRANSLATED.get(text, text)
+
 MAX_BYTES = 256 * 2**20  # the largest payload either side accepts (encoded)
 MAX_DEPTH = 20
 ARRAY_KINDS = "biufc"  # bool, int, uint, float, complex
@@ -38,6 +51,18 @@ ARRAY_KINDS = "biufc"  # bool, int, uint, float, complex
 
 class UnsupportedValue(TypeError):
     """A value that cannot be sent as data (its type is named in the message)."""
+
+
+# Why a value cannot be sent: the messages the student's kernel may give, translated there from TRANSLATED.
+UNSUPPORTED = {
+    "too large": N_("the value is {size_mib:.0f} MiB encoded; at most {limit_mib} MiB can be sent"),
+    "too deep": N_("the value is nested more than {depth} levels deep"),
+    "array dtype": N_("an array of dtype {dtype} cannot be sent; only numbers and booleans can"),
+    "dict keys": N_("a dict can be sent only with str or int keys"),
+    "dtype": N_("the dtype {dtype} cannot be sent; only numeric and boolean dtypes can"),
+    "type": N_("a {type} cannot be sent as data; use numbers, strings, numpy arrays, or tuples, lists and dicts of "
+               "them"),
+}
 
 
 def encode(value) -> str:
@@ -53,8 +78,8 @@ def encode(value) -> str:
     arrays: list[str] = []
     text = json.dumps({"value": _tree(value, arrays, 0), "arrays": arrays}, allow_nan=True)
     if len(text) > MAX_BYTES:
-        raise UnsupportedValue(f"the value is {len(text) / 2**20:.0f} MiB encoded; at most {MAX_BYTES // 2**20} MiB "
-                               f"can be sent")
+        raise UnsupportedValue(_(UNSUPPORTED["too large"]).format(size_mib=len(text) / 2**20,
+                                                                  limit_mib=MAX_BYTES // 2**20))
     return text
 
 
@@ -79,7 +104,7 @@ def decode(text: str):
 
 def _tree(value, arrays: list, depth: int):
     if depth > MAX_DEPTH:
-        raise UnsupportedValue(f"the value is nested more than {MAX_DEPTH} levels deep")
+        raise UnsupportedValue(_(UNSUPPORTED["too deep"]).format(depth=MAX_DEPTH))
     if value is None or isinstance(value, (bool, str)):
         return {"py": value}
     if isinstance(value, (int, float)) and not isinstance(value, np.generic):
@@ -89,22 +114,21 @@ def _tree(value, arrays: list, depth: int):
         return {"scalar": len(arrays) - 1}
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in ARRAY_KINDS:
-            raise UnsupportedValue(f"an array of dtype {value.dtype} cannot be sent; only numbers and booleans can")
+            raise UnsupportedValue(_(UNSUPPORTED["array dtype"]).format(dtype=value.dtype))
         arrays.append(_npy(value))
         return {"array": len(arrays) - 1}
     if isinstance(value, (tuple, list)):
         return {type(value).__name__: [_tree(item, arrays, depth + 1) for item in value]}
     if isinstance(value, dict):
         if not all(isinstance(key, (str, int)) and not isinstance(key, bool) for key in value):
-            raise UnsupportedValue("a dict can be sent only with str or int keys")
+            raise UnsupportedValue(_(UNSUPPORTED["dict keys"]))
         return {"dict": [[key, _tree(item, arrays, depth + 1)] for key, item in value.items()]}
     if isinstance(value, np.dtype) or value in _PYTHON_TYPES.values() or (
             isinstance(value, type) and issubclass(value, np.generic)):
         return _dtype_tree(value)
     if isinstance(value, np.random.Generator):
         return {"generator": {"bit_generator": type(value.bit_generator).__name__, "state": value.bit_generator.state}}
-    raise UnsupportedValue(f"a {type(value).__module__}.{type(value).__qualname__} cannot be sent as data; "
-                           f"use numbers, strings, numpy arrays, or tuples, lists and dicts of them")
+    raise UnsupportedValue(_(UNSUPPORTED["type"]).format(type=f"{type(value).__module__}.{type(value).__qualname__}"))
 
 
 _PYTHON_TYPES = {"float": float, "int": int, "bool": bool, "complex": complex}
@@ -115,7 +139,7 @@ def _dtype_tree(value) -> dict:
         return {"type": value.__name__}
     dtype = np.dtype(value)
     if dtype.kind not in ARRAY_KINDS:
-        raise UnsupportedValue(f"the dtype {dtype} cannot be sent; only numeric and boolean dtypes can")
+        raise UnsupportedValue(_(UNSUPPORTED["dtype"]).format(dtype=dtype))
     return {"dtype": [dtype.str, "dtype" if isinstance(value, np.dtype) else "type"]}
 
 

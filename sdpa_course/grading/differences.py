@@ -15,6 +15,8 @@ from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
+from ..i18n.messages import _
+
 RTOL, ATOL = 1e-5, 1e-7
 
 
@@ -46,54 +48,73 @@ def describe_difference(actual, expected, inputs: Mapping[str, object]) -> Diffe
 
 # --- shapes ------------------------------------------------------------------------------------------------
 
-def _lengths_named(inputs: Mapping[str, object]) -> dict[int, str]:
-    """``{length: "axis -1 of query"}`` for the axes of the array inputs (the first input that has it)."""
-    names: dict[int, str] = {}
+class Length(NamedTuple):
+    """Where a length of the inputs comes from: an axis of the input ``name``, or all its entries (``axis`` None)."""
+    size: int
+    name: str
+    axis: int | None
+
+    def __str__(self) -> str:
+        if self.axis is None:
+            return _("all {count} entries of {input}").format(count=self.size, input=self.name)
+        return _("axis {axis} of {input}").format(axis=self.axis, input=self.name)
+
+
+def _lengths_named(inputs: Mapping[str, object]) -> dict[int, Length]:
+    """``{length: where it comes from}`` for the axes of the array inputs (the first input that has it)."""
+    names: dict[int, Length] = {}
     for name, value in inputs.items():
         shape = np.shape(value) if isinstance(value, np.ndarray) else ()
         for axis in range(-1, -len(shape) - 1, -1):
-            names.setdefault(shape[axis], f"axis {axis} of {name}")
+            names.setdefault(shape[axis], Length(shape[axis], name, axis))
         if isinstance(value, np.ndarray) and value.ndim > 1:
-            names.setdefault(value.size, f"all {value.size} entries of {name}")
+            names.setdefault(value.size, Length(value.size, name, None))
     return names
 
 
 def _shape_difference(actual: tuple, expected: tuple, inputs: Mapping[str, object]) -> Difference:
     named = _lengths_named(inputs)
-    flattened = [n for n in actual if n not in expected and named.get(n, "").startswith("all ")]
+    flattened = [n for n in actual if n not in expected and n in named and named[n].axis is None]
     if flattened:
-        return Difference("flattened", f"your output has an axis of length {flattened[0]}, {named[flattened[0]]}: "
-                          f"something flattened a batched input (np.outer, np.diagflat, np.dot on a batch, .ravel() "
-                          f"and .flatten() do). Keep the leading axes and work on the last ones, e.g. "
-                          f"p[..., :, None] * p[..., None, :] for a batch of outer products.")
+        return Difference("flattened", _(
+            "your output has an axis of length {length}, {where}: something flattened a batched input (np.outer, "
+            "np.diagflat, np.dot on a batch, .ravel() and .flatten() do). Keep the leading axes and work on the last "
+            "ones, e.g. p[..., :, None] * p[..., None, :] for a batch of outer products.").format(
+            length=flattened[0], where=named[flattened[0]]))
     if len(actual) >= 2 and actual == (*expected[:-2], expected[-1], expected[-2]):
-        return Difference("transposed shape", "your shape is the answer's with the last two axes swapped: the result "
-                          "is transposed (for example key @ query.T instead of query @ key.T, or a .T too many).")
+        return Difference("transposed shape", _(
+            "your shape is the answer's with the last two axes swapped: the result is transposed (for example "
+            "key @ query.T instead of query @ key.T, or a .T too many)."))
     if sorted(actual) == sorted(expected):
-        return Difference("axes order", f"your output has the answer's axes in another order ({actual} instead of "
-                          f"{expected}): check every transpose and swapaxes, and that a reshape is not standing in for "
-                          f"a transpose.")
+        return Difference("axes order", _(
+            "your output has the answer's axes in another order ({yours} instead of {answer}): check every transpose "
+            "and swapaxes, and that a reshape is not standing in for a transpose.").format(yours=actual, answer=expected))
     if len(actual) < len(expected) and expected[len(expected) - len(actual):] == actual:
         missing = expected[:len(expected) - len(actual)]
-        return Difference("missing batch axes", f"your output lacks the leading batch axes {missing}: the code handles "
-                          f"one example, but the input has batch axes in front. Index from the end (axis=-1, "
-                          f"shape[-2:]) and let ... carry the rest.")
-    for longer, shorter, verb in ((actual, expected, "has an extra"), (expected, actual, "lacks the")):
+        return Difference("missing batch axes", _(
+            "your output lacks the leading batch axes {missing}: the code handles one example, but the input has "
+            "batch axes in front. Index from the end (axis=-1, shape[-2:]) and let ... carry the rest.").format(
+            missing=missing))
+    extra_axis = _("your output has an extra axis of length 1 at position {position}: a reduction with keepdims=True "
+                   "where the answer drops that axis, or a [..., None] too many.")
+    dropped_axis = _("your output lacks the axis of length 1 at position {position}: a reduction that dropped the "
+                     "axis: keepdims=True keeps it so that it broadcasts.")
+    for longer, shorter, verb, explained in ((actual, expected, "has an extra", extra_axis),
+                                             (expected, actual, "lacks the", dropped_axis)):
         if len(longer) == len(shorter) + 1:
             for position in range(len(longer)):
                 if longer[position] == 1 and longer[:position] + longer[position + 1:] == shorter:
-                    cause = ("a reduction with keepdims=True where the answer drops that axis, or a [..., None] too "
-                             "many" if verb == "has an extra" else
-                             "a reduction that dropped the axis: keepdims=True keeps it so that it broadcasts")
-                    return Difference(f"length-1 axis ({verb})",
-                                      f"your output {verb} axis of length 1 at position {position}: {cause}.")
+                    return Difference(f"length-1 axis ({verb})", explained.format(position=position))
     if len(actual) == len(expected):
         axis = next(a for a in range(-1, -len(actual) - 1, -1) if actual[a] != expected[a])
-        yours = f" ({named[actual[axis]]})" if actual[axis] in named else ""
-        answer = f" ({named[expected[axis]]})" if expected[axis] in named else ""
-        return Difference(f"axis {axis} length", f"axis {axis} of your output has length {actual[axis]}{yours} where "
-                          f"the answer's has {expected[axis]}{answer}.")
-    return Difference("number of axes", f"your output has {len(actual)} axes, the answer {len(expected)}.")
+        yours = _(" ({where})").format(where=named[actual[axis]]) if actual[axis] in named else ""
+        answer = _(" ({where})").format(where=named[expected[axis]]) if expected[axis] in named else ""
+        return Difference(f"axis {axis} length", _(
+            "axis {axis} of your output has length {length}{where} where the answer's has {expected}"
+            "{expected_where}.").format(axis=axis, length=actual[axis], where=yours, expected=expected[axis],
+                                        expected_where=answer))
+    return Difference("number of axes", _("your output has {count} axes, the answer {expected}.").format(
+        count=len(actual), expected=len(expected)))
 
 
 # --- values ------------------------------------------------------------------------------------------------
@@ -108,10 +129,11 @@ def _not_finite(actual, expected, inputs) -> Difference | None:
         return None
     what = "NaN" if np.isnan(actual[bad]).any() else "inf"
     where = [int(i) for i in np.argwhere(bad)[0]]
-    return Difference("not finite", f"your output has {what} in {int(bad.sum())} of {actual.size} entries (the "
-                      f"first at {where}) where the answer is finite. inf comes from exp of a large score or a "
-                      f"division by 0; NaN from inf - inf, 0 / 0 or 0 * inf, which is what an all -inf row of scores "
-                      f"gives when nothing guards it.")
+    return Difference("not finite", _(
+        "your output has {what} in {count} of {total} entries (the first at {index}) where the answer is finite. inf "
+        "comes from exp of a large score or a division by 0; NaN from inf - inf, 0 / 0 or 0 * inf, which is what an "
+        "all -inf row of scores gives when nothing guards it.").format(what=what, count=int(bad.sum()),
+                                                                      total=actual.size, index=where))
 
 
 def _rows(array: np.ndarray) -> np.ndarray:
@@ -125,28 +147,31 @@ def _masked_rows_only(actual, expected, inputs) -> Difference | None:
     zero_rows = (_rows(expected) == 0).all(axis=-1)
     if not wrong.any() or not zero_rows[wrong].all():
         return None
-    return Difference("masked rows", f"your output is right except in the {int(wrong.sum())} row(s) where the "
-                      f"answer is all zeros: a query with no key to attend to (every key masked). There the answer is "
-                      f"0, not NaN and not the mean of the values: give such rows zero weights.")
+    return Difference("masked rows", _(
+        "your output is right except in the {count} row(s) where the answer is all zeros: a query with no key to "
+        "attend to (every key masked). There the answer is 0, not NaN and not the mean of the values: give such rows "
+        "zero weights.").format(count=int(wrong.sum())))
 
 
 def _transposed(actual, expected, inputs) -> Difference | None:
     if actual.ndim >= 2 and actual.shape[-1] == actual.shape[-2] > 1 and _close(actual, np.swapaxes(expected, -1, -2)):
-        return Difference("transposed", "your output is the answer transposed (its last two axes swapped): the shapes "
-                          "agree only because these axes have the same length. Check the order of the matmul operands "
-                          "and every .T.")
+        return Difference("transposed", _(
+            "your output is the answer transposed (its last two axes swapped): the shapes agree only because these "
+            "axes have the same length. Check the order of the matmul operands and every .T."))
     return None
 
 
-def _named_factor(factor: float, inputs: Mapping[str, object]) -> str:
+def _named_factor(factor: float, inputs: Mapping[str, object]) -> tuple[str, bool]:
+    """Which length of the inputs ``factor`` is, or its square root, or their inverses (text, whether a root)."""
     for length, where in _lengths_named(inputs).items():
-        if length < 2 or where.startswith("all "):
+        if length < 2 or where.axis is None:
             continue
-        for value, name in ((np.sqrt(length), f"sqrt({length})"), (float(length), f"{length}"),
-                            (1 / np.sqrt(length), f"1/sqrt({length})"), (1 / length, f"1/{length}")):
+        for value, name, root in ((np.sqrt(length), f"sqrt({length})", True), (float(length), f"{length}", False),
+                                  (1 / np.sqrt(length), f"1/sqrt({length})", True), (1 / length, f"1/{length}", False)):
             if np.isclose(factor, value, rtol=1e-4):
-                return f" = {name}, from the length {length} of {where}"
-    return ""
+                return _(" = {factor}, from the length {length} of {where}").format(
+                    factor=name, length=length, where=where), root
+    return "", False
 
 
 def _constant_factor(actual, expected, inputs) -> Difference | None:
@@ -156,10 +181,11 @@ def _constant_factor(actual, expected, inputs) -> Difference | None:
     factor = float(np.median(actual[usable] / expected[usable]))
     if not np.isfinite(factor) or np.isclose(factor, 1.0, rtol=1e-4) or not _close(actual, factor * expected):
         return None
-    named = _named_factor(factor, inputs)
-    advice = " (divide the scores by sqrt(E) once)" if "sqrt" in named else ""
-    return Difference("constant factor", f"your output is the answer times a constant, {factor:.6g}{named}: a factor "
-                      f"applied twice, missing, or inverted{advice}.")
+    named, root = _named_factor(factor, inputs)
+    advice = _(" (divide the scores by sqrt(E) once)") if root else ""
+    return Difference("constant factor", _(
+        "your output is the answer times a constant, {factor:.6g}{named}: a factor applied twice, missing, or "
+        "inverted{advice}.").format(factor=factor, named=named, advice=advice))
 
 
 def _normalised_elsewhere(actual, expected, inputs) -> Difference | None:
@@ -168,9 +194,10 @@ def _normalised_elsewhere(actual, expected, inputs) -> Difference | None:
     yours = [a for a in range(actual.ndim) if actual.shape[a] > 1 and np.allclose(actual.sum(axis=a), 1, atol=1e-6)]
     answer = [a for a in range(expected.ndim) if np.allclose(expected.sum(axis=a), 1, atol=1e-6)]
     if yours and answer and not set(yours) & set(answer):
-        return Difference("normalised elsewhere", f"your output sums to 1 along axis {yours[0] - actual.ndim}, the "
-                          f"answer along axis {answer[0] - expected.ndim}: normalise along the keys (the axis the "
-                          f"scores of one query lie on).")
+        return Difference("normalised elsewhere", _(
+            "your output sums to 1 along axis {axis}, the answer along axis {expected}: normalise along the keys (the "
+            "axis the scores of one query lie on).").format(axis=yours[0] - actual.ndim,
+                                                            expected=answer[0] - expected.ndim))
     return None
 
 
@@ -189,10 +216,10 @@ def _permuted(actual, expected, inputs) -> Difference | None:
             order.append(match[0])
         if len(order) == length and order != list(range(length)):
             shown = ", ".join(str(k) for k in order[:8]) + (", ..." if length > 8 else "")
-            return Difference("permuted", f"your output holds the answer's values with axis {axis - actual.ndim} "
-                              f"permuted: your index j holds the answer's [{shown}][j]. Check how keys, heads or "
-                              f"positions are ordered (a reversed range, an interleaved split, a reshape in place of a "
-                              f"transpose).")
+            return Difference("permuted", _(
+                "your output holds the answer's values with axis {axis} permuted: your index j holds the answer's "
+                "[{order}][j]. Check how keys, heads or positions are ordered (a reversed range, an interleaved "
+                "split, a reshape in place of a transpose).").format(axis=axis - actual.ndim, order=shown))
     return None
 
 
@@ -203,20 +230,21 @@ def _some_rows(actual, expected, inputs) -> Difference | None:
     if wrong.all():
         return None
     first = [int(i) for i in np.unravel_index(int(np.argmax(wrong)), expected.shape[:-1])]
-    return Difference("some rows", f"only {int(wrong.sum())} of {wrong.size} rows (along the last axis) are wrong, "
-                      f"the first at {first}: look for what is special about them (a masked key, a very large score, "
-                      f"a boundary).")
+    return Difference("some rows", _(
+        "only {count} of {total} rows (along the last axis) are wrong, the first at {index}: look for what is special "
+        "about them (a masked key, a very large score, a boundary).").format(count=int(wrong.sum()), total=wrong.size,
+                                                                            index=first))
 
 
 def _boolean_difference(actual, expected) -> Difference | None:
     if actual.dtype != expected.dtype:
         return None
     if actual.ndim >= 2 and _close(actual.astype(float), np.swapaxes(expected, -1, -2).astype(float)):
-        return Difference("mask transposed", "your mask is the answer transposed: rows are queries (L), columns "
-                          "keys (S).")
+        return Difference("mask transposed", _(
+            "your mask is the answer transposed: rows are queries (L), columns keys (S)."))
     if (actual == ~expected).all():
-        return Difference("mask inverted", "your mask is the answer inverted: True means the key takes part (may be "
-                          "attended to).")
+        return Difference("mask inverted", _(
+            "your mask is the answer inverted: True means the key takes part (may be attended to)."))
     return None
 
 

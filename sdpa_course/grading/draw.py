@@ -12,6 +12,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ..i18n.messages import _
+
 FULL = 4  # the level the hidden tests draw at; 0 is the smallest
 LEVELS = range(FULL + 1)
 
@@ -26,7 +28,7 @@ class Draw:
 
     def __init__(self, seed: int, level: int = FULL):
         if level not in LEVELS:
-            raise ValueError(f"level must be one of {list(LEVELS)}; got {level!r}")
+            raise ValueError(_("level must be one of {levels}; got {level!r}").format(levels=list(LEVELS), level=level))
         self.seed, self.level = int(seed), int(level)
         self.rng = np.random.default_rng(self.seed)
 

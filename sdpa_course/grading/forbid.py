@@ -5,6 +5,7 @@ import contextlib
 import importlib
 from typing import Callable, Iterable
 
+from ..i18n.messages import _
 from .errors import ForbiddenCallError
 
 
@@ -15,16 +16,17 @@ def _qualified(name: str) -> str:
 
 def _stub(name: str, student_name: str) -> Callable:
     def forbidden(*args, **kwargs):
-        raise ForbiddenCallError(
-            f"{_qualified(name)} is unavailable while your {student_name} is graded: this exercise asks you "
-            f"to write it yourself (numpy and the other sdpa_lib helpers are allowed)")
+        raise ForbiddenCallError(_(
+            "{function} is unavailable while your {student_function} is graded: this exercise asks you to write it "
+            "yourself (numpy and the other sdpa_lib helpers are allowed)").format(
+            function=_qualified(name), student_function=student_name))
     forbidden.__name__ = name
     return forbidden
 
 
 def _home(name: str) -> tuple[object, str]:
     """The module and attribute a name refers to: "softmax" -> (sdpa_lib, "softmax"), "a.b.top_k" -> (a.b, "top_k")."""
-    module_path, _, attribute = _qualified(name).rpartition(".")
+    module_path, _dot, attribute = _qualified(name).rpartition(".")
     return importlib.import_module(module_path), attribute
 
 

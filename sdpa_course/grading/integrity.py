@@ -8,6 +8,7 @@ import types
 
 import numpy as np
 
+from ..i18n.messages import _
 from .errors import GradingError
 
 # The functions the graders call; a submission that swaps one (np.allclose = lambda *a, **k: True)
@@ -37,11 +38,12 @@ def check_environment() -> None:
         module = importlib.import_module(module_name)
         for name in names:
             if not _defined_in(getattr(module, name), numpy_dir):
-                raise GradingError(f"{module_name}.{name} was replaced by code in the submission; the graders rely "
-                                   f"on it, so this test cannot be graded. Remove the reassignment and resubmit.")
+                raise GradingError(_("{function} was replaced by code in the submission; the graders rely on it, so "
+                                     "this test cannot be graded. Remove the reassignment and resubmit.").format(
+                    function=f"{module_name}.{name}"))
     # sdpa_lib is installed beside sdpa_course (one distribution): <folder>/sdpa_course/grading/ -> <folder>/sdpa_lib/
     sdpa_dir = os.path.join(os.path.realpath(os.path.dirname(os.path.dirname(os.path.dirname(__file__)))), "sdpa_lib")
     package = sys.modules.get("sdpa_lib")
     if package is None or os.path.dirname(os.path.realpath(package.__file__)) != sdpa_dir:
-        raise GradingError(f"sdpa_lib is not the course's library (found {getattr(package, '__file__', None)}): "
-                           f"a file in the submission shadows it. Remove it and resubmit.")
+        raise GradingError(_("sdpa_lib is not the course's library (found {file}): a file in the submission shadows "
+                             "it. Remove it and resubmit.").format(file=getattr(package, "__file__", None)))

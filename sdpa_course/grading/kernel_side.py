@@ -12,6 +12,10 @@ of it.  The grader only ever reads the published answer as data and checks it it
 so the worst a tampered agent can do is report outputs the student's function could
 have returned anyway.
 
+What this agent says to the student comes from the grader, already in the course's language:
+the failure of a helper call is the grader's sentence, and a value that cannot be sent is told
+by the codec's messages, translated from what the grader installed with it.
+
 While a call runs, names listed as *helpers* in the request are bound in the student's
 namespace to stubs that ask the grader (over a Unix socket it listens on for that call
 only) for the reference helper's result, so that a function is graded on its own and
@@ -71,8 +75,8 @@ def _read(connection, size: int) -> bytes:
 def _helper_stub(name: str, path: str):
     def helper(*args, **kwargs):
         answer = json.loads(_exchange(path, json.dumps({"name": name, "args": encode((args, kwargs))}).encode()))
-        if not answer["ok"]:
-            raise RuntimeError(f"the course's {name} (used while grading your code) failed: {answer['error']}")
+        if not answer["ok"]:  # the grader's sentence, naming the helper
+            raise RuntimeError(answer["error"])
         return decode(answer["value"])
     helper.__name__ = helper.__qualname__ = name
     return helper
@@ -140,7 +144,7 @@ def _source(target) -> dict:
     try:
         return _encoded(inspect.getsource(target))
     except (OSError, TypeError) as error:
-        return {"ok": False, "unsupported": f"its source is not available ({error})"}
+        return {"ok": False, "unsupported": str(error)}
 
 
 def _calls(namespace: dict, request: dict) -> list:

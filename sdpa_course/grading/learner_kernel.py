@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..i18n.messages import _
 from .errors import GradingError
 from .remote import RemoteFunction, StudentError, StudentKernel, StudentTimeout, student_bindings
 from .student_lib import student_runtime, use_student_library
@@ -46,10 +47,11 @@ class LearnerKernel:
         try:
             self._client.execute_cell(cell, 0, store_history=False)
         except CellTimeoutError:
-            raise StudentTimeout("TimeoutError", f"it did not finish within {self._timeout:g} s", []) from None
+            raise StudentTimeout("TimeoutError", _("it did not finish within {seconds:g} s").format(
+                seconds=self._timeout), []) from None
         except DeadKernelError:
-            raise KernelDied("the kernel running your code stopped (your code exited it, or it ran out of memory "
-                             "or CPU time)") from None
+            raise KernelDied(_("the kernel running your code stopped (your code exited it, or it ran out of memory "
+                               "or CPU time)")) from None
 
     def run(self, source: str, filename: str) -> StudentError | None:
         """Run ``source`` in the kernel's namespace as the file ``filename``; the error it raised, or None.

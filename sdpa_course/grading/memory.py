@@ -8,6 +8,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from ..profiling import traced_peak
+from ..i18n.messages import _
 from .errors import GradingError
 from .forbid import unavailable
 from .remote import RemoteFunction
@@ -32,11 +33,12 @@ def expect_no_score_matrix(student: Callable, query, key, value, *extra, forbidd
     batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2])
     L, S = query.shape[-2], key.shape[-2]
     matrix = math.prod(batch) * L * S * np.result_type(query, key).itemsize
-    _, peak = peak_allocation(student, (query, key, value, *extra), forbidden=forbidden)
+    _result, peak = peak_allocation(student, (query, key, value, *extra), forbidden=forbidden)
     if peak >= matrix // 2:
-        raise GradingError(
-            f"your {student.__name__} allocated {peak / 2**20:.1f} MiB at its peak on query {query.shape}, key "
-            f"{key.shape}: that is at least half the {matrix / 2**20:.1f} MiB of the (L, S) = ({L}, {S}) score "
-            f"matrix, so it (or a copy the size of it) was built. Work on one block of keys (or one query) at a "
-            f"time, keeping only small running quantities per query.")
+        raise GradingError(_(
+            "your {function} allocated {peak_mib:.1f} MiB at its peak on query {query_shape}, key {key_shape}: that is "
+            "at least half the {matrix_mib:.1f} MiB of the (L, S) = ({L}, {S}) score matrix, so it (or a copy the size "
+            "of it) was built. Work on one block of keys (or one query) at a time, keeping only small running "
+            "quantities per query.").format(function=student.__name__, peak_mib=peak / 2**20, query_shape=query.shape,
+                                             key_shape=key.shape, matrix_mib=matrix / 2**20, L=L, S=S))
     return peak

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 
+from ..i18n.messages import _
 from . import codec, kernel_side
 from .errors import ForbiddenCallError, GradingError
 
@@ -57,15 +58,21 @@ def _code_cell(source: str):
 
 
 def agent_installation() -> str:
-    """Code that installs the grader's agent as the module ``_sdpa_grader`` without binding any name of the student's."""
+    """Code that installs the grader's agent as the module ``_sdpa_grader`` without binding any name of the student's.
+
+    The codec's messages go with it in the learner's language (:data:`.codec.TRANSLATED`): the kernel cannot
+    read the course's catalogs.
+    """
     sources = [(Path(module.__file__).read_text(encoding="utf-8"), name) for module, name in AGENT_SOURCES]
-    return ("def __sdpa_install(sources):\n"
+    translated = {text: _(text) for text in codec.UNSUPPORTED.values()}
+    return ("def __sdpa_install(sources, translated):\n"
             "    import sys, types\n"
             "    module = types.ModuleType('_sdpa_grader')\n"
             "    for source, name in sources:\n"
             "        exec(compile(source, name, 'exec'), module.__dict__)\n"
+            "    module.TRANSLATED.update(translated)\n"
             "    sys.modules['_sdpa_grader'] = module\n"
-            f"__sdpa_install({sources!r})\n"
+            f"__sdpa_install({sources!r}, {translated!r})\n"
             "del __sdpa_install\n")
 
 
@@ -94,8 +101,8 @@ class StudentKernel:
         self._execute(cell)
         errors = [o for o in cell.outputs if o.get("output_type") == "error"]
         if errors:
-            raise GradingError(f"the grader could not start its agent in the kernel: {errors[0].get('ename')}: "
-                               f"{errors[0].get('evalue')}")
+            raise GradingError(_("the grader could not start its agent in the kernel: {error}: {message}").format(
+                error=errors[0].get("ename"), message=errors[0].get("evalue")))
 
     def request(self, op: str, *, args=None, helpers: dict | None = None, measure_memory: bool = False,
                 **fields) -> dict:
@@ -135,15 +142,17 @@ class StudentKernel:
             try:
                 answer = json.loads(text) if isinstance(text, str) else text
             except ValueError:
-                raise KernelAnswerError(f"the answer for {name} is not valid data") from None
+                raise KernelAnswerError(_("the answer for {name} is not valid data").format(name=name)) from None
             if isinstance(answer, dict) and answer.get("id") == request_id:
                 answers.append(answer)
         if len(answers) != 1:
             timeout = [o for o in cell.outputs if o.get("output_type") == "error" and "Timeout" in o.get("ename", "")]
             if timeout and not answers:
-                raise StudentTimeout("TimeoutError", f"{name} did not finish within the time a cell may take", [])
-            raise KernelAnswerError(f"grading got {len(answers)} answers for {name} where it expects one: the "
-                                    f"kernel's output was tampered with, or the code stopped the kernel's agent")
+                raise StudentTimeout("TimeoutError", _("{name} did not finish within the time a cell may take").format(
+                    name=name), [])
+            raise KernelAnswerError(_("grading got {count} answers for {name} where it expects one: the kernel's "
+                                      "output was tampered with, or the code stopped the kernel's agent").format(
+                count=len(answers), name=name))
         return answers[0]
 
     @contextlib.contextmanager
@@ -193,21 +202,24 @@ def _serve_helpers(server: socket.socket, helpers: dict, stop: threading.Event) 
     server.settimeout(0.2)
     while not stop.is_set():
         try:
-            connection, _ = server.accept()
+            connection, _address = server.accept()
         except (socket.timeout, OSError):
             continue
         with connection:
             connection.settimeout(60)
+            name = "helper"  # until the request names it
             try:
                 size = struct.unpack("!Q", kernel_side._read(connection, 8))[0]
                 if size > codec.MAX_BYTES:
                     raise ValueError("request too large")
                 request = json.loads(kernel_side._read(connection, size))
-                function = helpers[request["name"]]
+                name = str(request["name"])
+                function = helpers[name]
                 args, kwargs = codec.decode(request["args"])
                 answer = {"ok": True, "value": codec.encode(function(*args, **kwargs))}
             except Exception as error:  # the student's inputs to the helper were bad: tell the kernel, keep serving
-                answer = {"ok": False, "error": f"{type(error).__name__}: {error}"}
+                answer = {"ok": False, "error": _("the course's {name} (used while grading your code) failed: "
+                                                  "{error}").format(name=name, error=f"{type(error).__name__}: {error}")}
             with contextlib.suppress(OSError):
                 message = json.dumps(answer).encode()
                 connection.sendall(struct.pack("!Q", len(message)) + message)
@@ -225,7 +237,8 @@ class CallResult:
         if "error" in self._answer:
             raise _student_exception(self._answer["error"])
         if not self._answer.get("ok"):
-            raise GradingError(f"your {self.name} returned something that is not data: {self._answer.get('unsupported')}")
+            raise GradingError(_("your {name} returned something that is not data: {reason}").format(
+                name=self.name, reason=self._answer.get("unsupported")))
         return _decoded(self._answer.get("value"), self.name)
 
     def reemit_warnings(self) -> None:
@@ -258,10 +271,12 @@ class RemoteFunction:
         """The source of the student's function, as the kernel reports it (``OSError`` if it has none)."""
         answer = self.kernel.request("source", name=self.__name__)
         if not answer.get("ok"):
-            raise OSError(f"the source of {self.__name__} is not available: {answer.get('unsupported', '')}")
+            raise OSError(_("the source of {name} is not available ({reason})").format(
+                name=self.__name__, reason=answer.get("unsupported", "")))
         source = _decoded(answer.get("value"), self.__name__)
         if not isinstance(source, str):
-            raise KernelAnswerError(f"the source of {self.__name__} came back as a {type(source).__name__}")
+            raise KernelAnswerError(_("the source of {name} came back as a {type}").format(
+                name=self.__name__, type=type(source).__name__))
         return source
 
     def call(self, args: tuple, kwargs: dict, *, measure_memory: bool = False):
@@ -280,15 +295,17 @@ class RemoteFunction:
             answer = self.kernel.request("call", name=self.__name__, args=cases, helpers=self.helpers,
                                          measure_memory=measure_memory)
         except codec.UnsupportedValue as error:
-            raise GradingError(f"the grader could not send these inputs to your {self.__name__}: {error}") from None
+            raise GradingError(_("the grader could not send these inputs to your {name}: {reason}").format(
+                name=self.__name__, reason=error)) from None
         if answer.get("missing"):
-            raise NameError(f"name {self.__name__!r} is no longer defined in your notebook")
+            raise NameError(_("name {name!r} is no longer defined in your notebook").format(name=self.__name__))
         results = answer.get("results")
         complete = isinstance(results, list) and all(isinstance(r, dict) for r in results) and (
             len(results) == len(cases) or (0 < len(results) < len(cases) and "error" in results[-1]))
         if not complete:
-            raise KernelAnswerError(f"the kernel's answer for {self.__name__} does not cover the {len(cases)} cases "
-                                    f"sent: its output was tampered with, or the code stopped the kernel's agent")
+            raise KernelAnswerError(_("the kernel's answer for {name} does not cover the {count} cases sent: its "
+                                      "output was tampered with, or the code stopped the kernel's agent").format(
+                name=self.__name__, count=len(cases)))
         if measure_memory:  # measured from outside when possible (resident memory), else the kernel's tracemalloc
             self.last_peak_bytes = answer.get("resident_peak_bytes", results[-1].get("peak_bytes"))
         return [CallResult(self.__name__, result) for result in results]
@@ -298,7 +315,8 @@ def _decoded(payload, name: str):
     try:
         return codec.decode(payload)
     except ValueError as error:
-        raise KernelAnswerError(f"the answer for {name} could not be read: {error}") from None
+        raise KernelAnswerError(_("the answer for {name} could not be read: {reason}").format(
+            name=name, reason=error)) from None
 
 
 def _student_exception(error: dict) -> Exception:
@@ -347,7 +365,7 @@ def student_bindings(kernel: StudentKernel, names: Iterable[str]) -> dict:
         return {}
     values = kernel.request("get", names=names).get("values")
     if not isinstance(values, dict):
-        raise KernelAnswerError("the kernel's answer about the notebook's names is not data")
+        raise KernelAnswerError(_("the kernel's answer about the notebook's names is not data"))
     bindings = {}
     for name in names:
         answer = values.get(name)
@@ -372,7 +390,8 @@ class _Unsendable:
         return f"<{self.name}: not data ({self.reason})>"
 
     def __getattr__(self, attribute):
-        raise GradingError(f"{self.name} in your notebook is not something grading can read: {self.reason}")
+        raise GradingError(_("{name} in your notebook is not something grading can read: {reason}").format(
+            name=self.name, reason=self.reason))
 
 
 def source_of(function) -> str:

@@ -13,6 +13,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..i18n.messages import _
+
 LIBRARY_PARTS = ("site-packages", "dist-packages", "/lib/python", "<sdpa grader")
 REDUCTION = re.compile(r"\b(sum|max|min|mean|amax|amin|logsumexp|prod)\(")
 
@@ -51,28 +53,29 @@ def likely_cause(ename: str, evalue: str, line: str, inputs: Mapping[str, object
     """What usually causes this error on this line, or "" when nothing specific fits."""
     batched = any(isinstance(v, np.ndarray) and v.ndim > 2 for v in inputs.values())
     if ".T" in line and batched and ("matmul" in evalue or "broadcast" in evalue or "aligned" in evalue):
-        return ("x.T reverses every axis of a batched array ((B, S, E).T is (E, S, B)); swap only the last two: "
-                "np.swapaxes(key, -1, -2).")
+        return _("x.T reverses every axis of a batched array ((B, S, E).T is (E, S, B)); swap only the last two: "
+                 "np.swapaxes(key, -1, -2).")
     if "broadcast" in evalue and (REDUCTION.search(line) and "keepdims" not in line or _dropped_axis(evalue)):
-        return ("a sum or max along an axis drops that axis, so (..., N) and (...,) no longer line up; pass "
-                "keepdims=True to keep it as length 1.")
+        return _("a sum or max along an axis drops that axis, so (..., N) and (...,) no longer line up; pass "
+                 "keepdims=True to keep it as length 1.")
     if "values to unpack" in evalue and ".shape" in line:
-        return ("unpacking x.shape into a fixed number of names assumes that many axes; take only the axes you need "
-                "from the end (L, E = x.shape[-2:]) and let ... or -1 carry the batch axes.")
+        return _("unpacking x.shape into a fixed number of names assumes that many axes; take only the axes you need "
+                 "from the end (L, E = x.shape[-2:]) and let ... or -1 carry the batch axes.")
     if "outer(" in line:
-        return "np.outer flattens its inputs; for a batch of outer products write p[..., :, None] * p[..., None, :]."
+        return _("np.outer flattens its inputs; for a batch of outer products write p[..., :, None] * p[..., None, :].")
     if "not aligned" in evalue:
-        return "np.dot on arrays with batch axes is not a batched matmul; use @ (np.matmul), which batches the leading axes."
+        return _("np.dot on arrays with batch axes is not a batched matmul; use @ (np.matmul), which batches the "
+                 "leading axes.")
     if "matmul" in evalue:
-        return ("for a @ b the last axis of a must equal the second-to-last of b: (..., L, E) @ (..., E, S); "
-                "check which operand needs its last two axes swapped.")
+        return _("for a @ b the last axis of a must equal the second-to-last of b: (..., L, E) @ (..., E, S); check "
+                 "which operand needs its last two axes swapped.")
     if "broadcast" in evalue:
-        return ("broadcasting lines shapes up from the right; an axis was dropped or added on one side only, or the "
-                "code assumes fewer axes than the input has.")
+        return _("broadcasting lines shapes up from the right; an axis was dropped or added on one side only, or the "
+                 "code assumes fewer axes than the input has.")
     if ename == "AxisError" or "too many indices" in evalue:
-        return "the input has fewer axes than the code assumes; index from the end (axis=-1, x[..., i])."
+        return _("the input has fewer axes than the code assumes; index from the end (axis=-1, x[..., i]).")
     if "cannot reshape" in evalue:
-        return "a reshape to fixed sizes breaks on other shapes; compute the sizes from x.shape, or use -1 once."
+        return _("a reshape to fixed sizes breaks on other shapes; compute the sizes from x.shape, or use -1 once.")
     return ""
 
 
@@ -80,8 +83,12 @@ def explain_error(function: str, ename: str, evalue: str, frames: Sequence[Seque
                   inputs: Mapping[str, object]) -> str:
     """``your softmax raised ValueError on its line 4, `...`: message (inputs x (2, 3) float64). Likely cause: ...``."""
     frame = student_frame(frames)
-    where = f" on line {frame[1]} of its cell, `{str(frame[3]).strip()}`" if frame is not None and frame[3] else ""
     evalue = evalue.strip().splitlines()[0][:300] if evalue.strip() else ""
-    message = f"your {function} raised {ename}{where}: {evalue} (inputs: {shapes_of(inputs)})."
+    fields = dict(function=function, error=ename, message=evalue, inputs=shapes_of(inputs))
+    if frame is not None and frame[3]:
+        message = _("your {function} raised {error} on line {line} of its cell, `{code}`: {message} (inputs: "
+                    "{inputs}).").format(line=frame[1], code=str(frame[3]).strip(), **fields)
+    else:
+        message = _("your {function} raised {error}: {message} (inputs: {inputs}).").format(**fields)
     cause = likely_cause(ename, evalue, str(frame[3]) if frame is not None else "", inputs)
-    return f"{message}\nLikely cause: {cause}" if cause else message
+    return _("{message}\nLikely cause: {cause}").format(message=message, cause=cause) if cause else message

@@ -4,7 +4,8 @@ The grade cells name what a student must write themselves (``forbidden=("softmax
 in their checks); :func:`absent_names` reads those names from the instructor's grade
 cells.  :func:`build_student_library` writes a copy of ``sdpa_lib`` in which each of them
 keeps its signature and docstring but its body is gone: calling it raises
-``ForbiddenCallError`` with a message that names it.  The code is removed from the copy,
+``ForbiddenCallError`` with a message that names it (written into the copy in the course's
+language, since the kernel cannot read the course's catalogs).  The code is removed from the copy,
 not hidden, so no import, reload, ``__code__`` clone or reading of the file brings it
 back.  The grader puts the copy first on the kernel's import path (and, in the sandbox,
 it is the only ``sdpa_lib`` there is).
@@ -20,12 +21,15 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..i18n.messages import _
+
 STUDENT_LIBRARY = "student-lib"  # the kernel's import folder: the student-side sdpa_lib
 REQUESTS = "grader-requests"  # in it, the grader's requests and helper sockets (a name no import can reach)
 # Large arrays always come from mmap and go back to the system when freed, so a kernel's
 # resident memory follows what its code holds; widgets and plots draw headless.
 KERNEL_ENVIRONMENT = {"MALLOC_MMAP_THRESHOLD_": "65536", "SDPA_HEADLESS": "1"}
 
+# The module the copy's gutted functions call; {message!r} is filled with the message in the learner's language.
 ERROR_MODULE = '''"""The error raised by the functions removed from this copy of sdpa_lib while your work is graded."""
 
 
@@ -33,11 +37,19 @@ class ForbiddenCallError(RuntimeError):
     """Raised when graded code calls a reference function that the assignment asks you to write."""
 
 
+MESSAGE = {message!r}
+
+
 def absent(name):
-    raise ForbiddenCallError(
-        f"sdpa_lib.{name} is not available while your work is graded: this assignment asks you to write it "
-        f"yourself (numpy and the other sdpa_lib functions are allowed)")
+    raise ForbiddenCallError(MESSAGE.format(name=name))
 '''
+
+
+def error_module() -> str:
+    """The source of the copy's ``_absent`` module, its message in the learner's language."""
+    return ERROR_MODULE.format(message=_(
+        "sdpa_lib.{name} is not available while your work is graded: this assignment asks you to write it yourself "
+        "(numpy and the other sdpa_lib functions are allowed)"))
 
 
 def absent_names(grade_sources: Iterable[str]) -> set[str]:
@@ -92,7 +104,7 @@ def reference_folder() -> Path:
     """The folder of the installed ``sdpa_lib`` package (found without importing anything of the student's)."""
     spec = importlib.util.find_spec("sdpa_lib")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the sdpa_lib package is not installed")
+        raise RuntimeError(_("the sdpa_lib package is not installed"))
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -114,10 +126,10 @@ def build_student_library(destination: Path, absent: Iterable[str]) -> Path:
         if gutted:
             tree.body.insert(_after_docstring(tree), ast.parse("from ._absent import absent as _absent").body[0])
         (package / source_path.name).write_text(ast.unparse(ast.fix_missing_locations(tree)) + "\n", encoding="utf-8")
-    (package / "_absent.py").write_text(ERROR_MODULE, encoding="utf-8")
+    (package / "_absent.py").write_text(error_module(), encoding="utf-8")
     unknown = absent - removed
     if unknown:
-        raise ValueError(f"cannot make {sorted(unknown)} absent: no sdpa_lib module defines them")
+        raise ValueError(_("cannot make {names} absent: no sdpa_lib module defines them").format(names=sorted(unknown)))
     return Path(destination)
 
 

@@ -29,6 +29,7 @@ import numpy as np
 from .checks import (SMALL, Comparison, Failure, Outcome, check_student, describe_case, first_failure, show,
                      side_by_side, student_outcomes, verdict)
 from .draw import FULL, Draw, case_seeds
+from ..i18n.messages import _
 from .errors import GradingError
 from .isolation import correct_helpers
 from .mistakes import Mistake
@@ -112,7 +113,8 @@ class Task:
             failed = first_failure(student, self.comparison, cases, self.forbidden)
         if failed:
             index, failure = failed
-            raise GradingError(f"{verdict(failure.kind)} on inputs {describe_case(*cases[index])}: {failure.feedback}")
+            raise GradingError(_("{verdict} on inputs {inputs}: {feedback}").format(
+                verdict=verdict(failure.kind), inputs=describe_case(*cases[index]), feedback=failure.feedback))
         return len(cases)
 
     def check_random(self, student: Callable, count: int | None = None, rng: np.random.Generator | None = None) -> int:
@@ -145,11 +147,11 @@ class Task:
         candidates.sort(key=lambda c: (c.level, c.entries()))
         same_check = [(c, f, o) for c, f, o in self._failures(student, candidates) if _check(f.kind) == _check(failure.kind)]
         common = set(failure.mistakes)
-        for _, other, _ in same_check:
+        for _case, other, _outcome in same_check:
             common &= set(other.mistakes)
         named = tuple(m.name for m in self.mistakes if m.name in common)
         if named:
-            for case, _, outcome in sorted(same_check, key=lambda found: len(found[1].mistakes)):
+            for case, _failure, outcome in sorted(same_check, key=lambda found: len(found[1].mistakes)):
                 return case, self.comparison.failure(self.name, case.args, case.kwargs, outcome, named=named), outcome
             return failing, failure, None
         first = self._unnamed(student, failing, failure)
@@ -170,7 +172,7 @@ class Task:
     def _failures(self, student: Callable, candidates: list[Case]):
         """``(case, failure, outcome)`` for each candidate the student fails, resuming after a case that raised."""
         start = 0
-        for _ in range(SHRINK_ROUNDS):
+        for _round in range(SHRINK_ROUNDS):
             batch = candidates[start:]
             if not batch:
                 return
@@ -185,8 +187,9 @@ class Task:
 
         ``outcome`` is the student's on ``case`` if already known; otherwise the function is run once more.
         """
-        which = "the smallest failing case found" if shrunk else "a case drawn when grading ran"
-        lines = [f"{verdict(failure.kind)} on {which}: {failure.feedback}", "", "The inputs:"]
+        opening = (_("{verdict} on the smallest failing case found: {feedback}") if shrunk else
+                   _("{verdict} on a case drawn when grading ran: {feedback}"))
+        lines = [opening.format(verdict=verdict(failure.kind), feedback=failure.feedback), "", _("The inputs:")]
         inputs = self.comparison.inputs(case.args, case.kwargs)
         lines += [f"  {name} = {show(value)}".replace("\n", "\n    ") for name, value in inputs.items()]
         if not failure.kind.startswith("raised ") and self.verdict is None:
@@ -196,7 +199,7 @@ class Task:
                 expected = self.comparison.expected(case.args, case.kwargs)
                 if _small(outcome.value) and _small(expected):
                     lines += ["", side_by_side(outcome.value, expected)]
-        lines += ["", f"Replay it in a cell of your notebook: {self.replay_line(case)}"]
+        lines += ["", _("Replay it in a cell of your notebook: {line}").format(line=self.replay_line(case))]
         return "\n".join(lines)
 
 

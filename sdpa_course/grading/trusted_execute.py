@@ -34,6 +34,7 @@ from nbclient.exceptions import DeadKernelError
 from nbgrader.preprocessors import Execute
 from traitlets import Unicode
 
+from ..i18n.messages import _
 from .autograde import descendants
 from .remote import StudentKernel, cell_names, student_bindings
 from .sandbox import SandboxedKernelManager
@@ -151,13 +152,14 @@ def trusted_sources(resources: dict | None) -> dict[str, tuple[str, str]]:
     from nbgrader.api import Gradebook, MissingEntry
     info = (resources or {}).get("nbgrader", {})
     if not info.get("db_url"):
-        raise RuntimeError("TrustedExecute runs inside nbgrader autograde (it reads the tests from the gradebook)")
+        raise RuntimeError(_("TrustedExecute runs inside nbgrader autograde (it reads the tests from the gradebook)"))
     with Gradebook(info["db_url"]) as gradebook:
         try:
             notebook = gradebook.find_notebook(info["notebook"], info["assignment"])
         except MissingEntry:
-            raise RuntimeError(f"the gradebook has no notebook {info['notebook']} in {info['assignment']}: run "
-                               f"nbgrader generate_assignment first") from None
+            raise RuntimeError(_("the gradebook has no notebook {notebook} in {assignment}: run nbgrader "
+                                 "generate_assignment first").format(notebook=info["notebook"],
+                                                                     assignment=info["assignment"])) from None
         answers = {cell.name for cell in notebook.solution_cells}  # graded by hand: the student's own code
         tests = {cell.name for cell in notebook.grade_cells if cell.cell_type == "code"} - answers
         return {cell.name: ("grade" if cell.name in tests else "context", cell.source)
