@@ -251,8 +251,7 @@ class Comparison:
         chosen = next((m for m in self.mistakes if m.name in found and (named is None or m.name in named)), None)
         kind = "shape" if isinstance(failure, WrongShape) else "values"
         if chosen is not None:
-            lines.append(_("This looks like a known mistake: {name}. {hint}").format(name=_(chosen.name),
-                                                                                   hint=_(chosen.hint)))
+            lines.append(chosen.explanation())
         elif _reordered(outcome.value, expected):
             lines.append(_("What differs: you return the right values in another order; return them as "
                            "({outputs}).").format(outputs=", ".join(self.output_names)))

@@ -6,12 +6,22 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from ..i18n.messages import _
+
 
 class Mistake(NamedTuple):
-    """A catalogued wrong answer: ``compute(*args, **kwargs)`` gives what that mistake outputs."""
+    """A catalogued wrong answer: ``compute(*args, **kwargs)`` gives what that mistake outputs.
+
+    ``name`` is also its identity (the English, whatever the learner's language); :meth:`explanation` is
+    what the learner reads.
+    """
     name: str  # e.g. "softmax over the wrong axis"
     compute: Callable
     hint: str  # what to think about to fix it
+
+    def explanation(self) -> str:
+        """"This looks like a known mistake: <name>. <hint>", in the learner's language."""
+        return _("This looks like a known mistake: {name}. {hint}").format(name=_(self.name), hint=_(self.hint))
 
 
 def _quietly(function: Callable, args, kwargs):
