@@ -40,3 +40,21 @@ def set_language(language: str) -> None:
     if language not in LANGUAGES:
         raise ValueError(f"no language {language!r}; the course speaks {', '.join(LANGUAGES)}")
     os.environ[LANGUAGE_ENV] = language
+
+
+def language_from_argv(argv) -> str | None:
+    """The value of ``--lang`` in ``argv`` (``--lang zh`` or ``--lang=zh``; the last one given), or None.
+
+    A command reads it before it builds its parser, so that even its ``--help`` speaks that language; the
+    parser still checks the value.
+    """
+    found = None
+    arguments = list(argv)
+    for index, argument in enumerate(arguments):
+        if argument == "--":
+            break
+        if argument == "--lang" and index + 1 < len(arguments):
+            found = arguments[index + 1]
+        elif argument.startswith("--lang="):
+            found = argument.split("=", 1)[1]
+    return found

@@ -25,6 +25,8 @@ import numpy as np
 from sdpa_lib._checks import as_float_array, check_positive_int
 from sdpa_lib.attention import scaled_dot_product_attention
 
+from ..i18n.messages import _
+
 # ------------------------------------------------------------------ translation alignment
 #: The meanings both sentences are built from; one axis of the shared space each.
 CONCEPTS = ("apple", "release", "past", "new", "phone", "article", "spare_1", "spare_2")
@@ -170,7 +172,7 @@ def alignment_accuracy(predicted, gold) -> float:
     """
     pairs = [(int(p), g) for p, g in zip(predicted, gold) if g is not None]
     if not pairs:
-        raise ValueError("gold has no aligned word (every entry is None); accuracy is undefined")
+        raise ValueError(_("gold has no aligned word (every entry is None); accuracy is undefined"))
     return sum(p == g for p, g in pairs) / len(pairs)
 
 
@@ -239,9 +241,10 @@ class ToyNextTokenModel:
         """One-hot rows ``(L, V)`` for a list of words from :data:`VOCAB`."""
         unknown = [t for t in tokens if t not in self.vocab]
         if unknown:
-            raise ValueError(f"tokens {unknown} are not in the vocabulary {list(self.vocab)}")
+            raise ValueError(_("tokens {tokens} are not in the vocabulary {vocabulary}").format(
+                tokens=unknown, vocabulary=list(self.vocab)))
         if not tokens:
-            raise ValueError("tokens must hold at least one word")
+            raise ValueError(_("tokens must hold at least one word"))
         return np.eye(len(self.vocab))[[self.vocab.index(t) for t in tokens]]
 
     def forward(self, tokens, *, causal: bool = True):
@@ -253,8 +256,8 @@ class ToyNextTokenModel:
     def next_token_probs(self, tokens, *, temperature: float = 1.0) -> np.ndarray:
         """Distribution ``(V,)`` over the word that follows ``tokens`` (softmax of the last row's logits)."""
         if not temperature > 0:
-            raise ValueError(f"temperature must be positive; got {temperature!r}")
-        logits, _ = self.forward(tokens)
+            raise ValueError(_("temperature must be positive; got {temperature}").format(temperature=repr(temperature)))
+        logits = self.forward(tokens)[0]  # (L, V)
         shifted = logits[-1] / temperature - np.max(logits[-1] / temperature)
         return np.exp(shifted) / np.exp(shifted).sum()
 
@@ -346,5 +349,6 @@ def top_k(scores, k: int) -> np.ndarray:
     scores = as_float_array(scores, "scores", min_ndim=1, legend="(N,)")
     k = check_positive_int(k, "k")
     if scores.ndim != 1 or k > scores.shape[0]:
-        raise ValueError(f"scores must be 1-D (N,) with k <= N; got scores.shape={scores.shape}, k={k}")
+        raise ValueError(_("scores must be 1-D (N,) with k <= N; got scores.shape={shape}, k={k}").format(
+            shape=scores.shape, k=k))
     return np.argsort(-scores, kind="stable")[:k]

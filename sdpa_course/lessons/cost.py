@@ -21,6 +21,7 @@ from sdpa_lib.softmax import softmax
 from sdpa_lib.tiled import tiled_attention
 
 from ..profiling import median_seconds, peak_bytes
+from ..i18n.messages import _
 
 REFERENCE_CSV = "h200_sdpa_reference.csv"  # package data in sdpa_course/data, provenance in its README.md
 
@@ -42,8 +43,8 @@ def fit_exponent(sizes, values) -> tuple[float, float]:
     """
     sizes, values = np.asarray(sizes, dtype=float), np.asarray(values, dtype=float)
     if sizes.shape != values.shape or sizes.size < 2 or np.any(sizes <= 0) or np.any(values <= 0):
-        raise ValueError(f"need at least two positive (size, value) pairs of equal count; "
-                         f"got sizes={sizes.tolist()}, values={values.tolist()}")
+        raise ValueError(_("need at least two positive (size, value) pairs of equal count; "
+                           "got sizes={sizes}, values={values}").format(sizes=sizes.tolist(), values=values.tolist()))
     slope, intercept = np.polyfit(np.log(sizes), np.log(values), 1)
     return float(slope), float(np.exp(intercept))
 
@@ -136,7 +137,7 @@ def steps_until_first_reaches_last(kind: str, L: int, E: int = 8, seed: int = 0)
         last = scaled_dot_product_attention(x, x, x)[-1]  # one call: (L, E) -> (L, E), take row L-1
         return 1 if np.isnan(last).all() else 0
     if kind != "rnn":
-        raise ValueError(f"kind must be 'rnn' or 'attention'; got {kind!r}")
+        raise ValueError(_("kind must be 'rnn' or 'attention'; got {kind}").format(kind=repr(kind)))
     w_x, w_h = rnn_weights(E, seed)
     hidden, hops = np.zeros(E), 0
     for t in range(L):
@@ -159,7 +160,7 @@ def layer_flops(kind: str, L: int, E: int) -> int:
         return attention_flops(L, L, E, E)
     if kind == "rnn":
         return 4 * L * E * E
-    raise ValueError(f"kind must be 'rnn' or 'attention'; got {kind!r}")
+    raise ValueError(_("kind must be 'rnn' or 'attention'; got {kind}").format(kind=repr(kind)))
 
 
 def transformer_layer_flops(L: int, D: int, *, ffn_multiplier: int = 4) -> dict:
@@ -208,7 +209,7 @@ def attention_crossover_length(D: int, *, against: str = "projections", ffn_mult
         return 2 * D
     if against == "layer":
         return (2 + m) * D
-    raise ValueError(f"against must be 'projections' or 'layer'; got {against!r}")
+    raise ValueError(_("against must be 'projections' or 'layer'; got {against}").format(against=repr(against)))
 
 
 # --- the KV cache against the weights (chapter 6) -------------------------------------------
@@ -245,7 +246,7 @@ def tokens_where_cache_equals_weights(parameters: float, *, layers: int, kv_head
     427246
     """
     if not parameters > 0:
-        raise ValueError(f"parameters must be positive; got {parameters!r}")
+        raise ValueError(_("parameters must be positive; got {parameters}").format(parameters=repr(parameters)))
     per_token = kv_cache_bytes(layers=layers, kv_heads=kv_heads, head_dim=head_dim, tokens=1,
                                bytes_per_number=bytes_per_number)
     return parameters * bytes_per_number / per_token
@@ -308,8 +309,10 @@ def h200_series(rows: list[dict], *, method: str, E: int = 64, pass_: str = "fwd
     """
     chosen = [r for r in rows if r["method"] == method and r["E"] == E and r["pass"] == pass_]
     if not chosen:
-        raise ValueError(f"no rows for method={method!r}, E={E}, pass_={pass_!r}; methods are "
-                         f"{sorted({r['method'] for r in rows})}, E {sorted({r['E'] for r in rows})}")
+        raise ValueError(_("no rows for method={method}, E={E}, pass_={pass_}; methods are {methods}, "
+                           "E {sizes}").format(method=repr(method), E=E, pass_=repr(pass_),
+                                               methods=sorted({r["method"] for r in rows}),
+                                               sizes=sorted({r["E"] for r in rows})))
     done = [r for r in chosen if r["status"] == "ok"]
     oom = [r["L"] for r in chosen if r["status"] == "OOM"]
     return {"L": np.array([r["L"] for r in done]), "values": np.array([r[column] for r in done]),

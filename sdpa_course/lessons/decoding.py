@@ -22,6 +22,7 @@ from sdpa_lib.heads import merge_heads, split_heads
 from sdpa_lib.scores import init_projection
 
 from ..profiling import median_seconds
+from ..i18n.messages import _
 from .cost import kv_cache_bytes
 
 # NVIDIA's H200 SXM datasheet: 4.8 TB/s of HBM3e bandwidth, 989 TFLOPS dense bfloat16 on the tensor cores
@@ -73,7 +74,8 @@ def cache_per_token_bytes(model: Model, *, family: str | None = None, bytes_per_
         return model.layers * (MLA_LATENT + MLA_ROPE_DIM) * bytes_per_number
     kv_heads = {None: model.kv_heads, "GQA": model.kv_heads, "MHA": model.heads, "MQA": 1}
     if family not in kv_heads:
-        raise ValueError(f"family must be None, 'MHA', 'GQA', 'MQA' or 'MLA'; got {family!r}")
+        raise ValueError(_("family must be None, 'MHA', 'GQA', 'MQA' or 'MLA'; got {family}").format(
+            family=repr(family)))
     return kv_cache_bytes(layers=model.layers, kv_heads=kv_heads[family], head_dim=model.head_dim, tokens=1,
                           bytes_per_number=bytes_per_number)
 
@@ -102,7 +104,7 @@ def arithmetic_intensity(phase: str, *, tokens: int, context: int, D: int, E: in
     (1.0, 7.98)
     """
     if phase not in ("prefill", "decode"):
-        raise ValueError(f"phase must be 'prefill' or 'decode'; got {phase!r}")
+        raise ValueError(_("phase must be 'prefill' or 'decode'; got {phase}").format(phase=repr(phase)))
     tokens, context, D, E, kv_heads, heads, batch = (check_positive_int(v, n) for v, n in (
         (tokens, "tokens"), (context, "context"), (D, "D"), (E, "E"), (kv_heads, "kv_heads"), (heads, "heads"),
         (batch, "batch")))

@@ -13,6 +13,8 @@ import numpy as np
 
 from sdpa_lib.attention import scaled_dot_product_attention
 
+from ..i18n.messages import _
+
 #: The axes of the toy meaning space.
 SENSES = ("fruit", "company", "product", "eat", "person", "colour")
 
@@ -35,7 +37,8 @@ def embed_words(tokens) -> np.ndarray:
     """
     unknown = [t for t in tokens if t not in _WORDS]
     if unknown:
-        raise ValueError(f"unknown word(s) {unknown}; the toy vocabulary is {sorted(_WORDS)}")
+        raise ValueError(_("unknown word(s) {words}; the toy vocabulary is {vocabulary}").format(
+            words=unknown, vocabulary=sorted(_WORDS)))
     rows = np.zeros((len(tokens), len(SENSES)))
     for i, token in enumerate(tokens):
         for sense, weight in _WORDS[token].items():
@@ -63,7 +66,7 @@ def apple_in_context(tokens, *, gain: float = 2.0) -> dict:
     """
     tokens = list(tokens)
     if "苹果" not in tokens:
-        raise ValueError(f"the sentence must contain 苹果; got {tokens}")
+        raise ValueError(_("the sentence must contain 苹果; got {tokens}").format(tokens=tokens))
     x = embed_words(tokens)  # (L, E)
     out, weights = scaled_dot_product_attention(x * gain, x * gain, x, return_weights=True)  # (L, E), (L, L)
     i = tokens.index("苹果")

@@ -16,6 +16,8 @@ from sdpa_lib._checks import check_positive_int
 from sdpa_lib.masks import sliding_window_mask
 from sdpa_lib.positions import DEFAULT_BASE, apply_rope
 
+from ..i18n.messages import _
+
 METHODS = ("rope", "added")
 
 
@@ -54,7 +56,8 @@ def scores_at_offset(q, k, offset: int, positions, *, method: str = "rope", base
     True
     """
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+        raise ValueError(_("method must be one of {methods}; got {method}").format(methods=METHODS,
+                                                                                   method=repr(method)))
     m = np.asarray(positions)
     E = np.shape(q)[-1]
     queries, keys = np.broadcast_to(q, (m.size, E)), np.broadcast_to(k, (m.size, E))  # (M, E) each
@@ -80,6 +83,6 @@ def window_reach(L: int, window: int, layers: int) -> int:
     L, layers = check_positive_int(L, "L"), check_positive_int(layers, "layers")
     mask = sliding_window_mask(L, L, window).astype(np.int64)  # (L, L): one layer
     reach = mask
-    for _ in range(layers - 1):
+    for _layer in range(layers - 1):
         reach = np.minimum(reach @ mask, 1)  # (L, L) @ (L, L): a path through one more layer
     return int(L - 1 - np.argmax(reach[-1] > 0))  # distance to the earliest position the last row reaches

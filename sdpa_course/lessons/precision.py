@@ -13,6 +13,8 @@ import numpy as np
 
 from sdpa_lib.softmax import softmax
 
+from ..i18n.messages import _
+
 FORMATS = ("float16", "bfloat16", "float32")
 SOFT_CAP = 50.0  # Gemma 2's cap on attention logits (Gemma Team 2024, "Gemma 2", section 2)
 
@@ -44,7 +46,7 @@ def round_to(x, fmt: str) -> np.ndarray:
         return to_bfloat16(x)
     if fmt == "float32":
         return np.asarray(x, dtype=np.float32)
-    raise ValueError(f"fmt must be one of {FORMATS}; got {fmt!r}")
+    raise ValueError(_("fmt must be one of {formats}; got {fmt}").format(formats=FORMATS, fmt=repr(fmt)))
 
 
 def format_facts(fmt: str) -> dict:

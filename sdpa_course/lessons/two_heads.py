@@ -14,6 +14,8 @@ import numpy as np
 
 from sdpa_lib.heads import MultiHeadAttention
 
+from ..i18n.messages import _
+
 
 def copy_two_task(batch: int, length: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Inputs ``(B, L, 2L)`` = [content (L numbers), one-hot position (L)] and targets ``(B, L, 2L)`` = [c_{i-1}, c_0].
@@ -93,7 +95,7 @@ def convex_hull_2d(points) -> np.ndarray:
     """
     points = np.asarray(points, dtype=float)
     if points.ndim != 2 or points.shape[1] != 2 or len(points) < 3:
-        raise ValueError(f"points must have shape (N, 2) with N >= 3; got {points.shape}")
+        raise ValueError(_("points must have shape (N, 2) with N >= 3; got {shape}").format(shape=points.shape))
     ordered = sorted(map(tuple, points))
 
     def half(sequence):

@@ -63,6 +63,7 @@ from pathlib import Path
 import genanki
 
 from ..chapters import chapter as find_chapter
+from ..i18n.messages import _
 from ..json_file import write_atomically
 from .bank import load_bank
 from .engine import Presented, kind_names, right_answer
@@ -129,8 +130,8 @@ class AnkiExport:
 
     def __str__(self) -> str:
         counts = ", ".join(f"{n} {name}" for name, n in self.notes.items())
-        return (f"Wrote {sum(self.notes.values())} Anki note(s) ({counts}) in {len(self.decks)} chapter deck(s) "
-                f"of '{DECK_NAME}' to {self.path}.")
+        return _("Wrote {count} Anki note(s) ({counts}) in {decks} chapter deck(s) of '{deck}' to {file}.").format(
+            count=sum(self.notes.values()), counts=counts, decks=len(self.decks), deck=DECK_NAME, file=self.path)
 
 
 def to_html(text: str) -> str:
@@ -170,7 +171,8 @@ def _choice_fields(question: Question) -> list[str]:
     presented = Presented(question, option_order(question))
     options = "".join(f'<div class="option"><b>{letter}.</b> {to_html(question.options[i].text)}</div>'
                       for letter, i in zip(presented.labels, presented.order))
-    wrong = "".join(f"<div>Not <b>{letter}</b>: {to_html(question.options[i].why)}</div>"
+    wrong = "".join("<div>" + _("Not <b>{letter}</b>: {why}").format(letter=letter,
+                                                                      why=to_html(question.options[i].why)) + "</div>"
                     for letter, i in zip(presented.labels, presented.order)
                     if not question.options[i].correct and question.options[i].why)
     return [to_html(question.prompt), to_html(kind_names()[question.type]), options,
@@ -209,13 +211,16 @@ def checked_path(path) -> Path:
     """``path`` as the file to write (symbolic links followed); ``ValueError`` saying what is wrong with it."""
     given = Path(path)
     if given.is_dir():
-        raise ValueError(f"{given} is a folder; give a file name ending in {SUFFIX}, e.g. {given / ('sdpa' + SUFFIX)}")
+        raise ValueError(_("{path} is a folder; give a file name ending in {suffix}, e.g. {example}").format(
+            path=given, suffix=SUFFIX, example=given / ("sdpa" + SUFFIX)))
     if given.suffix.lower() != SUFFIX:
-        raise ValueError(f"{given} does not end in {SUFFIX}: Anki imports a deck package only by that name; "
-                         f"e.g. {given.with_name(given.stem + SUFFIX)}")
+        raise ValueError(_("{path} does not end in {suffix}: Anki imports a deck package only by that name; "
+                           "e.g. {example}").format(path=given, suffix=SUFFIX,
+                                                    example=given.with_name(given.stem + SUFFIX)))
     target = given.resolve()
     if not target.parent.is_dir():
-        raise ValueError(f"cannot write {given}: the folder {given.parent} does not exist; create it first")
+        raise ValueError(_("cannot write {path}: the folder {folder} does not exist; create it first").format(
+            path=given, folder=given.parent))
     return target
 
 
@@ -272,10 +277,11 @@ def export_anki(path, questions=None) -> AnkiExport:
     target = checked_path(path)
     questions = list(load_bank() if questions is None else questions)
     if not questions:
-        raise ValueError("no question to export")
+        raise ValueError(_("no question to export"))
     repeated = sorted(qid for qid, n in Counter(q.id for q in questions).items() if n > 1)
     if repeated:
-        raise ValueError(f"question id(s) {repeated} appear twice: each question is one note, found by its id")
+        raise ValueError(_("question id(s) {ids} appear twice: each question is one note, found by its id").format(
+            ids=repeated))
     decks = build_decks(questions)
     package = genanki.Package(decks)
     write_atomically(target, lambda file: _write_package(package, file, time.time()), mode=FILE_MODE)

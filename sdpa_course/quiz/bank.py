@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 
 from ..chapters import chapter as find_chapter
+from ..i18n.messages import _
 from .schema import DIFFICULTIES, BankError, Question, parse_bank_file
 
 BANK_DIR = Path(__file__).with_name("bank")
@@ -86,7 +87,8 @@ def select(questions=None, *, chapter=None, tag: str | None = None, difficulty: 
         known = by_id(pool)
         missing = [qid for qid in ids if qid not in known]
         if missing:
-            raise ValueError(f"unknown question id(s) {missing}; ids look like {pool[0].id!r}")
+            raise ValueError(_("unknown question id(s) {ids}; ids look like {example}").format(
+                ids=missing, example=repr(pool[0].id)))
         pool = [known[qid] for qid in ids]
     if chapter is not None:
         try:
@@ -97,12 +99,14 @@ def select(questions=None, *, chapter=None, tag: str | None = None, difficulty: 
     if tag is not None:
         all_tags = sorted({t for q in pool for t in q.tags})
         if tag.lower() not in all_tags:
-            raise ValueError(f"no question has tag {tag!r}; tags are: {', '.join(all_tags)}")
+            raise ValueError(_("no question has tag {tag}; tags are: {tags}").format(tag=repr(tag),
+                                                                                    tags=", ".join(all_tags)))
         pool = [q for q in pool if tag.lower() in q.tags]
     if difficulty is not None:
         if difficulty not in DIFFICULTIES:
-            raise ValueError(f"difficulty must be one of {', '.join(DIFFICULTIES)}; got {difficulty!r}")
+            raise ValueError(_("difficulty must be one of {difficulties}; got {difficulty}").format(
+                difficulties=", ".join(DIFFICULTIES), difficulty=repr(difficulty)))
         pool = [q for q in pool if q.difficulty == difficulty]
     if not pool:
-        raise ValueError("no question matches these filters")
+        raise ValueError(_("no question matches these filters"))
     return pool

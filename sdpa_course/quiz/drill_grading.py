@@ -26,6 +26,7 @@ import numpy as np
 
 from ..grading.errors import ForbiddenCallError, GradingError
 from ..grading.remote import RemoteFunction, StudentError, StudentTimeout
+from ..i18n.messages import _
 from .drills import Drill
 
 DEFAULT_TIMEOUT = 20.0  # seconds the source, or one round of calls, may take
@@ -66,7 +67,7 @@ def protection_note() -> str:
     status = sandbox_status()
     if status.usable:
         return ""
-    return f"{status.fallback_sentence()} The verdict is still decided outside your code."
+    return _("{sandbox} The verdict is still decided outside your code.").format(sandbox=status.fallback_sentence())
 
 
 def syntax_problem(source: str, filename: str) -> str | None:
@@ -74,7 +75,7 @@ def syntax_problem(source: str, filename: str) -> str | None:
     try:
         compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as error:
-        where = f"{filename}, line {error.lineno}" if error.lineno else filename
+        where = _("{file}, line {line}").format(file=filename, line=error.lineno) if error.lineno else filename
         lines = [f"{where}: {type(error).__name__}: {error.msg}"]
         if error.text:
             lines.append(f"    {error.text.rstrip()}")
@@ -82,7 +83,8 @@ def syntax_problem(source: str, filename: str) -> str | None:
                 lines.append("    " + " " * (error.offset - 1) + "^")
         return "\n".join(lines)
     except (ValueError, RecursionError, MemoryError) as error:  # a NUL byte; nesting too deep to parse
-        return f"{filename} cannot be compiled: {type(error).__name__}: {error}"
+        return _("{file} cannot be compiled: {error_type}: {error}").format(
+            file=filename, error_type=type(error).__name__, error=error)
     return None
 
 
@@ -117,13 +119,13 @@ def grade_drill(drill: Drill, source: str, *, timeout: float = DEFAULT_TIMEOUT, 
         return DrillResult(problem == PASSED, problem, message, cases, time.monotonic() - started, note)
 
     if not isinstance(source, str):
-        return result(NOT_GRADED, f"expected the source code as text, got {type(source).__name__}")
+        return result(NOT_GRADED, _("expected the source code as text, got {type}").format(type=type(source).__name__))
     problem = syntax_problem(source, filename)
     if problem:
-        return result(SYNTAX, f"syntax error: your code does not compile, so nothing was run.\n{problem}")
+        return result(SYNTAX, _("syntax error: your code does not compile, so nothing was run.") + f"\n{problem}")
     from ..grading.learner_kernel import KernelDied, learner_kernel
     from ..grading.sandbox import SandboxUnavailableError, SandboxUnavailableWarning
-    name = "your code"
+    name = None  # the function being graded; None while the file itself runs
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SandboxUnavailableWarning)  # said once, in ``note``
@@ -139,29 +141,34 @@ def grade_drill(drill: Drill, source: str, *, timeout: float = DEFAULT_TIMEOUT, 
                 for name, graded in zip(drill.functions, drill.tasks):
                     counts.append(graded.check_random(found[name], rng=rng))
     except NotImplementedError:
-        return result(NOT_IMPLEMENTED, f"not implemented yet: {name} still raises NotImplementedError (the "
-                                       f"template's stub). Replace that line with your code.")
+        return result(NOT_IMPLEMENTED, _("not implemented yet: {function} still raises NotImplementedError (the "
+                                         "template's stub). Replace that line with your code.").format(
+            function=name or _("your code")))
     except ForbiddenCallError as error:
-        return result(ABSENT, f"{name} called a function that is absent while drills are graded: {error}")
+        return result(ABSENT, _("{function} called a function that is absent while drills are graded: {error}").format(
+            function=name or _("your code"), error=error))
     except StudentTimeout:
-        where = "running your file" if name == "your code" else f"{name} on the grading cases"
-        return result(TIMEOUT, f"time limit: {where} did not finish within {timeout:g} s. Look for a loop that "
-                               f"never ends (a while loop whose condition never changes, a range that never runs "
-                               f"out), or work that grows much faster than the inputs.")
+        where = _("running your file") if name is None else _("{function} on the grading cases").format(function=name)
+        return result(TIMEOUT, _("time limit: {what} did not finish within {seconds:g} s. Look for a loop that "
+                                 "never ends (a while loop whose condition never changes, a range that never runs "
+                                 "out), or work that grows much faster than the inputs.").format(what=where,
+                                                                                                seconds=timeout))
     except KernelDied as error:
-        return result(NOT_GRADED if name == "your code" else WRONG, f"{name}: {error}")
+        return result(NOT_GRADED if name is None else WRONG, f"{name or _('your code')}: {error}")
     except SandboxUnavailableError as error:
-        return result(COULD_NOT_GRADE, f"not graded: {error} (strict: the drill runs only in the sandbox)")
+        return result(COULD_NOT_GRADE, _("not graded: {error} (strict: the drill runs only in the sandbox)").format(
+            error=error))
     except GradingError as error:
         return result(WRONG, f"{name}: {error}")
     except StudentError as error:
-        return result(WRONG, f"{name} raised {error}")
+        return result(WRONG, _("{function} raised {error}").format(function=name or _("your code"), error=error))
     except Exception as error:  # the kernel would not start, say: report it, never crash the quiz
-        return result(COULD_NOT_GRADE, f"grading could not run: {type(error).__name__}: {error}")
+        return result(COULD_NOT_GRADE, _("grading could not run: {error_type}: {error}").format(
+            error_type=type(error).__name__, error=error))
     total = sum(counts)
     each = ", ".join(f"{function} {count}" for function, count in zip(drill.functions, counts))
-    return result(PASSED, f"passed: right on all {total} random cases ({each}), graded in "
-                          f"{time.monotonic() - started:.1f} s.", total)
+    return result(PASSED, _("passed: right on all {total} random cases ({each}), graded in {seconds:.1f} s.").format(
+        total=total, each=each, seconds=time.monotonic() - started), total)
 
 
 def _load_error(raised: StudentError, filename: str) -> str:
@@ -169,16 +176,18 @@ def _load_error(raised: StudentError, filename: str) -> str:
     lines = [line for line in "\n".join(raised.frames).splitlines() if line.strip()]
     own = [i for i, line in enumerate(lines) if line.lstrip().startswith(f"File {filename}:")]  # IPython's frame header
     shown = lines[own[0]:] if own else lines[-4:]
-    return (f"your file raised {raised.ename} when it ran, before any check: {raised.evalue}\n"
-            + "\n".join(f"    {line}" for line in shown[-8:])).rstrip()
+    return (_("your file raised {error_type} when it ran, before any check: {error}").format(
+        error_type=raised.ename, error=raised.evalue) + "\n" + "\n".join(f"    {line}" for line in shown[-8:])).rstrip()
 
 
 def _missing(drill: Drill, name: str, found) -> str:
     if found is None:
-        defined = "" if len(drill.functions) == 1 else f" (this drill asks for {', '.join(drill.functions)})"
-        return (f"missing function: your code defines no {name}{defined}. Keep the name and the signature of the "
-                f"template.")
-    return f"missing function: {name} in your code is not a function ({found!r}); keep the template's def {name}(...)."
+        defined = "" if len(drill.functions) == 1 else _(" (this drill asks for {functions})").format(
+            functions=", ".join(drill.functions))
+        return _("missing function: your code defines no {function}{asked}. Keep the name and the signature of the "
+                 "template.").format(function=name, asked=defined)
+    return _("missing function: {function} in your code is not a function ({found}); keep the template's def "
+             "{function}(...).").format(function=name, found=repr(found))
 
 
 __all__ = ["COULD_NOT_GRADE", "DEFAULT_TIMEOUT", "DrillResult", "grade_drill", "protection_note", "syntax_problem"]

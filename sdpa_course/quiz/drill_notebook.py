@@ -59,8 +59,8 @@ class NotebookDrill:
         self.status = widgets.HTML("")
         self.box = widgets.VBox([
             widgets.HTML(_("<b>Coding drill: {title}</b> ({budget})").format(
-                             title=html.escape(chosen.title), budget=html.escape(chosen.budget))
-                         + f"<pre>{html.escape(chosen.prompt)}</pre>"
+                             title=html.escape(_(chosen.title)), budget=html.escape(chosen.budget))
+                         + f"<pre>{html.escape(_(chosen.prompt))}</pre>"
                          + _("Paste this template into a cell, write the function(s), run the cell, then "
                              "<code>{call}</code>:").format(call=f"d.submit({', '.join(chosen.functions)})")
                          + f"<pre>{html.escape(chosen.template)}</pre>"),

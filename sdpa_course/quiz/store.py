@@ -30,6 +30,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Callable
 
+from ..i18n.messages import _
 from ..json_file import JsonFile, StoreError
 from .schedule import LEARN_AHEAD, Item, replay
 
@@ -55,7 +56,8 @@ def today_clock() -> Callable[[], datetime]:
     try:
         day = date.fromisoformat(pretend)
     except ValueError:
-        raise ValueError(f"{TODAY_ENV}={pretend!r} is not a date like 2026-01-31") from None
+        raise ValueError(_("{variable}={value} is not a date like 2026-01-31").format(variable=TODAY_ENV,
+                                                                                     value=repr(pretend))) from None
     return lambda: datetime.combine(day, datetime.now().time()).astimezone()
 
 
@@ -70,34 +72,35 @@ def default_store_path() -> Path:
 def _check_document(document) -> list:
     """The answer rows of a parsed store file, valid or not; ``ValueError`` if it is not a store."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise ValueError(f"not a {FORMAT} file")
+        raise ValueError(_("not a {format} file").format(format=FORMAT))
     answers = document.get("answers")
     if not isinstance(answers, list):
-        raise ValueError("'answers' must be a list of {id, correct, chosen, time, day}")
+        raise ValueError(_("'answers' must be a list of {{id, correct, chosen, time, day}}"))
     return answers
 
 
 def _row_problem(row) -> str | None:
     """Why ``row`` is not a valid answer (None if it is one)."""
     if not isinstance(row, dict):
-        return f"a row is {type(row).__name__}, not an object"
+        return _("a row is {type}, not an object").format(type=type(row).__name__)
     for name, kind in FIELDS.items():
         if name not in row:
-            return f"no {name!r}"
+            return _("no {field}").format(field=repr(name))
         if not isinstance(row[name], kind):
-            return f"{name!r} is {type(row[name]).__name__}, not {kind.__name__}"
+            return _("{field} is {type}, not {expected}").format(field=repr(name), type=type(row[name]).__name__,
+                                                                 expected=kind.__name__)
     for name, kind in OPTIONAL_FIELDS.items():
         if name in row and (isinstance(row[name], bool) and kind is not bool or not isinstance(row[name], kind)):
-            return f"{name!r} is {type(row[name]).__name__}"
+            return _("{field} is {type}").format(field=repr(name), type=type(row[name]).__name__)
     if not 1 <= row.get("rating", 1) <= 4:
-        return "'rating' is not 1 (again) to 4 (easy)"
+        return _("'rating' is not 1 (again) to 4 (easy)")
     try:
         date.fromisoformat(row["day"])
         moment = datetime.fromisoformat(row["time"])
     except ValueError:
-        return "'day' or 'time' is not in ISO format"
+        return _("'day' or 'time' is not in ISO format")
     if moment.tzinfo is None:
-        return "'time' has no time zone"
+        return _("'time' has no time zone")
     return None
 
 
@@ -119,7 +122,7 @@ class AnswerStore:
         self.path = Path(path).expanduser() if path is not None else default_store_path()
         self.clock = clock or today_clock()
         self.report = report
-        self.file = JsonFile(self.path, "the quiz store", report, signature=SIGNATURE)
+        self.file = JsonFile(self.path, _("the quiz store"), report, signature=SIGNATURE)
         self._warned: set[str] = set()
 
     def answers(self) -> list[dict]:
@@ -136,10 +139,11 @@ class AnswerStore:
                 problems[problem] = problems.get(problem, 0) + 1
         if problems:
             why = "; ".join(f"{problem} ({count})" for problem, count in problems.items())
-            warning = f"{sum(problems.values())} answer row(s) in {self.path} skipped as invalid: {why}"
+            warning = _("{count} answer row(s) in {store} skipped as invalid: {problems}").format(
+                count=sum(problems.values()), store=self.path, problems=why)
             if warning not in self._warned:
                 self._warned.add(warning)
-                self.report(f"Warning: {warning}.")
+                self.report(_("Warning: {warning}.").format(warning=warning))
         return valid
 
     def record(self, question_id: str, correct: bool, chosen: str, *, seconds: float | None = None,

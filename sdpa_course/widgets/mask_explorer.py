@@ -10,10 +10,12 @@ import numpy as np
 
 from sdpa_lib.attention import attention_weights
 from sdpa_lib.masks import causal_mask, combine_masks, padding_mask
+from ..i18n.messages import _, N_
 from ._base import FigureView, Heatmap, show_explorer, view_of
 
-MASK_KINDS = ("none", "padding", "causal", "padding+causal")
+MASK_KINDS = (N_("none"), N_("padding"), N_("causal"), N_("padding+causal"))  # the values; _(kind) their labels
 PADDING_SIDES = ("right", "left")
+SIDE_LABELS = {"right": N_("right padding"), "left": N_("left padding")}  # a bare "right" would read as "correct"
 
 
 def key_padding_mask(lengths, S: int, side: str = "right") -> np.ndarray:
@@ -116,14 +118,16 @@ class _MaskView(FigureView):
         rows, keys = [f"q{i}" for i in range(L)], [f"k{j}" for j in range(S)]
         for b in range(B):
             self.masks[b].update(state["mask"][b].astype(float), row_labels=rows, col_labels=keys,
-                                 title=f"seq {b} (length {state['lengths'][b]}): mask, green = 1")
-            self.weights[b].update(state["weights"][b], title="weights, grey = masked (exactly 0)", row_labels=rows,
+                                 title=_("seq {sequence} (length {length}): mask, green = 1").format(
+                                     sequence=b, length=state["lengths"][b]))
+            self.weights[b].update(state["weights"][b], title=_("weights, grey = masked (exactly 0)"), row_labels=rows,
                                    col_labels=keys, blank=~state["mask"][b])
             for i, note in enumerate(self.notes[b]):
                 note.set_visible(i < L and bool(state["fully_masked"][b, i]))
-                note.set_text(" fully masked: zeros")
+                note.set_text(" " + _("fully masked: zeros"))
                 note.set_x(S - 0.4)
-        self.title.set_text(f"{state['kind']} mask, {state['side']} padding: True = may attend")
+        self.title.set_text(_("{kind} mask, {side}: True = may attend").format(kind=_(state["kind"]),
+                                                                                side=_(SIDE_LABELS[state["side"]])))
         self.signatures = (*((state["mask"][b].tobytes(), state["weights"][b].tobytes(), int(state["lengths"][b]))
                              for b in range(B)), self.title.get_text())
 
@@ -147,12 +151,14 @@ def mask_explorer():
     """Dropdowns and sliders for kind, lengths, L, S and padding side (a static figure headless)."""
     import ipywidgets as widgets
 
-    def slider(name, value):
-        return widgets.IntSlider(value=value, min=0 if "length" in name else 1, max=MAX_LENGTH, description=name,
-                                 continuous_update=False)
+    def slider(name, value, description):
+        return widgets.IntSlider(value=value, min=0 if "length" in name else 1, max=MAX_LENGTH,
+                                 description=description, continuous_update=False)
 
-    controls = {"kind": widgets.Dropdown(options=MASK_KINDS, value="padding+causal", description="kind"),
-                "length_a": slider("length_a", 5), "length_b": slider("length_b", 3),
-                "L": slider("L", 5), "S": slider("S", 5),
-                "side": widgets.ToggleButtons(options=PADDING_SIDES, description="padding")}
+    controls = {"kind": widgets.Dropdown(options=[(_(kind), kind) for kind in MASK_KINDS], value="padding+causal",
+                                         description=_("kind")),
+                "length_a": slider("length_a", 5, _("length_a")), "length_b": slider("length_b", 3, _("length_b")),
+                "L": slider("L", 5, "L"), "S": slider("S", 5, "S"),
+                "side": widgets.ToggleButtons(options=[(_(SIDE_LABELS[side]), side) for side in PADDING_SIDES],
+                                              description=_("padding"))}
     return show_explorer(controls, draw_mask_explorer)

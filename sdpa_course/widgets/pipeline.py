@@ -15,21 +15,22 @@ import numpy as np
 
 from sdpa_lib.scores import dot_product_scores, project_qkv
 from sdpa_lib.softmax import softmax
+from ..i18n.messages import _, N_
 from ._base import FigureView, Heatmap, show_explorer, view_of
 
-TOKENS = ("I", "love", "Beijing")
+TOKENS = (N_("I"), N_("love"), N_("Beijing"))  # shown in the learner's language: 我 爱 北京
 # The seed's three word vectors for "我 爱 北京" (I love Beijing): one row per token, D = 4 features.
 SEED_X = np.array([[0.9, 0.1, 0.2, 0.3],
                    [0.2, 0.8, 0.4, 0.1],
                    [0.1, 0.3, 0.6, 0.9]])
 
 STEPS = (
-    "0 input X",
-    "1 project: Q = X W_Q, K = X W_K, V = X W_V",
-    "2 scores = Q K^T",
-    "3 scale: scores / sqrt(d_k)",
-    "4 softmax along each row",
-    "5 output = weights V",
+    N_("0 input X"),
+    N_("1 project: Q = X W_Q, K = X W_K, V = X W_V"),
+    N_("2 scores = Q K^T"),
+    N_("3 scale: scores / sqrt(d_k)"),
+    N_("4 softmax along each row"),
+    N_("5 output = weights V"),
 )
 
 
@@ -86,35 +87,37 @@ def pipeline_state(x=None, *, d_k: int = 2, d_v: int = 4, seed: int = 0, tokens=
 
 def _panels(state: PipelineState, step: int) -> list[tuple[str, np.ndarray, list, list]]:
     """(title, matrix, row labels, column labels) of the panels one step shows, inputs first."""
-    tokens = list(state.tokens)
+    tokens = [_(token) for token in state.tokens]
     feature = [f"f{i}" for i in range(state.x.shape[1])]
     e_cols = [f"e{i}" for i in range(state.q.shape[1])]
     ev_cols = [f"ev{i}" for i in range(state.v.shape[1])]
-    keys = [f"key {t}" for t in tokens]
+    keys = [_("key {token}").format(token=token) for token in tokens]
     return {
-        0: [("X: one row per token", state.x, tokens, feature)],
+        0: [(_("X: one row per token"), state.x, tokens, feature)],
         1: [("X", state.x, tokens, feature), ("Q = X W_Q", state.q, tokens, e_cols),
             ("K = X W_K", state.k, tokens, e_cols), ("V = X W_V", state.v, tokens, ev_cols)],
         2: [("Q", state.q, tokens, e_cols), ("K^T", state.k.T, e_cols, tokens),
-            ("scores = Q K^T", state.scores, tokens, keys)],
-        3: [("scores", state.scores, tokens, keys), (f"scores / sqrt({state.q.shape[1]})", state.scaled, tokens, keys)],
-        4: [("scaled scores", state.scaled, tokens, keys), ("weights = softmax(row)", state.weights, tokens, keys)],
-        5: [("weights", state.weights, tokens, keys), ("V", state.v, tokens, ev_cols),
-            ("output = weights V", state.output, tokens, ev_cols)],
+            (_("scores = Q K^T"), state.scores, tokens, keys)],
+        3: [(_("scores"), state.scores, tokens, keys),
+            (_("scores / sqrt({d_k})").format(d_k=state.q.shape[1]), state.scaled, tokens, keys)],
+        4: [(_("scaled scores"), state.scaled, tokens, keys),
+            (_("weights = softmax(row)"), state.weights, tokens, keys)],
+        5: [(_("weights"), state.weights, tokens, keys), ("V", state.v, tokens, ev_cols),
+            (_("output = weights V"), state.output, tokens, ev_cols)],
     }[step]
 
 
 class _PipelineView(FigureView):
     """One step's panels (key: step and the panels' shapes): a heatmap each, the row sums under step 4's weights."""
 
-    def __init__(self, figure, key, panels):
+    def __init__(self, figure, key, panels, weights):
         step = key[0]
         axes = figure.subplots(1, len(panels), squeeze=False)[0]
-        self.heatmaps = [Heatmap(ax, *matrix.shape, cmap="magma" if title.startswith("weights") else "viridis")
-                         for ax, (title, matrix, _, _) in zip(axes, panels)]
+        self.heatmaps = [Heatmap(ax, *matrix.shape, cmap="magma" if matrix is weights else "viridis")
+                         for ax, (title, matrix, rows, cols) in zip(axes, panels)]
         self.row_sums = axes[-1].text(0.5, -0.2, "", transform=axes[-1].transAxes, ha="center", va="top", fontsize=8)
         self.row_sums.set_visible(step == 4)
-        figure.suptitle(f"step {STEPS[step]}", fontsize=11)
+        figure.suptitle(_("step {step}").format(step=_(STEPS[step])), fontsize=11)
         figure.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.8, wspace=0.45)  # fixed: tight_layout is slow
         self.dynamic = [artist for heatmap in self.heatmaps for artist in heatmap.artists] + [self.row_sums]
 
@@ -122,7 +125,8 @@ class _PipelineView(FigureView):
         state, panels = state
         for heatmap, (title, matrix, rows, cols) in zip(self.heatmaps, panels):
             heatmap.update(matrix, title=title, row_labels=rows, col_labels=cols)
-        self.row_sums.set_text("row sums: " + ", ".join(f"{s:.3f}" for s in state.weights.sum(axis=1)))
+        sums = ", ".join(f"{s:.3f}" for s in state.weights.sum(axis=1))
+        self.row_sums.set_text(_("row sums: {sums}").format(sums=sums))
 
 
 @lru_cache(maxsize=64)
@@ -141,8 +145,8 @@ def draw_pipeline_step(step: int = 0, *, d_k: int = 2, d_v: int = 4, seed: int =
         raise ValueError(f"step must be 0..{len(STEPS) - 1} ({', '.join(STEPS)}); got {step!r}")
     state = _cached_state(d_k, d_v, seed)
     panels = _panels(state, step)
-    key = (step, *(matrix.shape for _, matrix, _, _ in panels))
-    view = view_of(figure, _PipelineView, key, (3.3 * len(panels) + 0.5, 2.9), panels)
+    key = (step, *(matrix.shape for title, matrix, rows, cols in panels))
+    view = view_of(figure, _PipelineView, key, (3.3 * len(panels) + 0.5, 2.9), panels, state.weights)
     view.update((state, panels))
     return view.figure
 
@@ -152,10 +156,10 @@ def pipeline_explorer(step: int = 0, seed: int = 0):
     import ipywidgets as widgets
 
     controls = {
-        "step": widgets.SelectionSlider(options=[(name, i) for i, name in enumerate(STEPS)], value=step,
-                                        description="step", layout=widgets.Layout(width="520px"),
+        "step": widgets.SelectionSlider(options=[(_(name), i) for i, name in enumerate(STEPS)], value=step,
+                                        description=_("step"), layout=widgets.Layout(width="520px"),
                                         style={"description_width": "40px"}),
-        "seed": widgets.IntSlider(value=seed, min=0, max=20, description="W seed", continuous_update=False),
+        "seed": widgets.IntSlider(value=seed, min=0, max=20, description=_("W seed"), continuous_update=False),
     }
     return show_explorer(controls, draw_pipeline_step, figure_key=lambda values: values["step"],
                          warm=[{"step": other} for other in range(len(STEPS)) if other != step])

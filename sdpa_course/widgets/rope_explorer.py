@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from sdpa_lib.positions import apply_rope
+from ..i18n.messages import _
 from ..lessons.positions import scores_at_offset
 from ._base import FigureView, show_explorer, view_of
 
@@ -71,14 +72,15 @@ class _RopeView(FigureView):
         radius = 1.15 * max(np.hypot(q[0], q[E // 2]), np.hypot(k[0], k[E // 2]))
         ax_pair.set_xlim(-radius, radius); ax_pair.set_ylim(-radius, radius); ax_pair.set_aspect("equal")
         ax_pair.axhline(0, color="grey", lw=0.5); ax_pair.axvline(0, color="grey", lw=0.5)
-        ax_pair.set_xlabel("feature 0"); ax_pair.set_ylabel(f"feature {E // 2}")
-        self.q_arrow, = ax_pair.plot([], [], "-o", color="tab:blue", label="q (pair 0)", markevery=[1])
-        self.k_arrow, = ax_pair.plot([], [], "-o", color="tab:orange", label="k (pair 0)", markevery=[1])
+        ax_pair.set_xlabel(_("feature {index}").format(index=0))
+        ax_pair.set_ylabel(_("feature {index}").format(index=E // 2))
+        self.q_arrow, = ax_pair.plot([], [], "-o", color="tab:blue", label=_("q (pair 0)"), markevery=[1])
+        self.k_arrow, = ax_pair.plot([], [], "-o", color="tab:orange", label=_("k (pair 0)"), markevery=[1])
         ax_pair.legend(fontsize=7, loc="lower left")
         self.rope_line, = ax_curve.plot([], [], color="tab:green", label="RoPE")
-        self.added_line, = ax_curve.plot([], [], color="tab:purple", ls="--", label="sinusoids added to q, k")
+        self.added_line, = ax_curve.plot([], [], color="tab:purple", ls="--", label=_("sinusoids added to q, k"))
         self.dots = [ax_curve.plot([], [], "o", color=colour)[0] for colour in ("tab:green", "tab:purple")]
-        ax_curve.set_xlabel("offset n - m (key position minus query position)"); ax_curve.set_ylabel("q . k")
+        ax_curve.set_xlabel(_("offset n - m (key position minus query position)")); ax_curve.set_ylabel("q . k")
         ax_curve.set_xlim(OFFSETS[0], OFFSETS[-1])
         ax_curve.legend(fontsize=7, loc="upper right")
         self.axes = (ax_pair, ax_curve)
@@ -97,9 +99,11 @@ class _RopeView(FigureView):
             dot.set_data([] if index is None else [state["offset"]], [] if index is None else [state[curve][index]])
         values = np.concatenate([state["rope_curve"], state["added_curve"]])
         ax_curve.set_ylim(values.min() - 0.5, values.max() + 0.5)
-        ax_pair.set_title(f"q at {state['position']}, k at {state['position'] + state['offset']}", fontsize=9)
-        ax_curve.set_title(f"RoPE score {state['score']:+.3f} (the same at positions 0 and {state['offset']}: "
-                           f"{state['score_at_zero']:+.3f})", fontsize=9)
+        ax_pair.set_title(_("q at {query_position}, k at {key_position}").format(
+            query_position=state["position"], key_position=state["position"] + state["offset"]), fontsize=9)
+        ax_curve.set_title(_("RoPE score {score:+.3f} (the same at positions 0 and {offset}: "
+                             "{score_at_zero:+.3f})").format(score=state["score"], offset=state["offset"],
+                                                             score_at_zero=state["score_at_zero"]), fontsize=9)
 
 
 def draw_rope_explorer(position: int = 0, offset: int = 3, *, seed: int = 0, figure=None):
@@ -114,9 +118,9 @@ def rope_explorer(seed: int = 0):
     """Sliders for the query's position and the offset to the key (a static figure headless)."""
     import ipywidgets as widgets
 
-    controls = {"position": widgets.IntSlider(value=0, min=0, max=MAX_POSITION, step=10, description="position m",
+    controls = {"position": widgets.IntSlider(value=0, min=0, max=MAX_POSITION, step=10, description=_("position m"),
                                               continuous_update=False),
-                "offset": widgets.IntSlider(value=3, min=0, max=int(OFFSETS[-1]), description="offset",
+                "offset": widgets.IntSlider(value=3, min=0, max=int(OFFSETS[-1]), description=_("offset"),
                                             continuous_update=False)}
     return show_explorer(controls, lambda position, offset, figure=None:
                          draw_rope_explorer(position, offset, seed=seed, figure=figure))

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..lessons.scaling import random_scores, softmax_saturation
 from sdpa_lib.softmax import softmax
+from ..i18n.messages import _
 from ._base import FigureView, show_explorer, view_of
 
 D_K_CHOICES = tuple(2**power for power in range(13))  # 1, 2, 4, ..., 4096: the slider's stops
@@ -70,23 +71,25 @@ class _SaturationView(FigureView):
 
     def __init__(self, figure, key, seed: int):
         ax_hist, ax_weights, ax_peak, ax_grad = figure.subplots(1, 4)
-        ax_hist.set(xlabel="score (softmax input)", ylabel="count")
+        ax_hist.set(xlabel=_("score (softmax input)"), ylabel=_("count"))
         self.ax_hist, self.hist = ax_hist, ax_hist.stairs(np.zeros(1), [0.0, 1.0], fill=True, alpha=0.7)
         self.bars = ax_weights.bar(range(N_KEYS), np.zeros(N_KEYS))
-        ax_weights.set(title=f"weights of query 0 over {N_KEYS} keys", xlabel="key", ylim=(0, 1.02),
+        ax_weights.set(title=_("weights of query 0 over {keys} keys").format(keys=N_KEYS), xlabel=_("key"),
+                       ylim=(0, 1.02),
                        xticks=range(0, N_KEYS, 3))
         for is_scaled, style in ((False, "tab:red"), (True, "tab:blue")):
             sweep = _sweep(is_scaled, seed)
-            name = "scaled" if is_scaled else "not scaled"
-            ax_peak.semilogx(sweep["d_k"], sweep["max_weight"], "-o", ms=3, color=style, base=2, label=f"max weight, {name}")
+            name = _("scaled") if is_scaled else _("not scaled")
+            ax_peak.semilogx(sweep["d_k"], sweep["max_weight"], "-o", ms=3, color=style, base=2,
+                             label=_("max weight, {setting}").format(setting=name))
             ax_peak.semilogx(sweep["d_k"], sweep["entropy"] / np.log(N_KEYS), "--", color=style, base=2,
-                             label=f"entropy / log {N_KEYS}, {name}")
+                             label=_("entropy / log {keys}, {setting}").format(keys=N_KEYS, setting=name))
             ax_grad.semilogx(sweep["d_k"], sweep["jacobian_norm"], "-o", ms=3, color=style, base=2, label=name)
         self.peak_star, = ax_peak.plot([], [], "k*", ms=14)
-        ax_peak.set(title="peak and spread vs d_k", xlabel="d_k", ylim=(0, 1.05))
+        ax_peak.set(title=_("peak and spread vs d_k"), xlabel="d_k", ylim=(0, 1.05))
         ax_peak.legend(fontsize=7)
         self.grad_star, = ax_grad.plot([], [], "k*", ms=14)
-        ax_grad.set(title="softmax Jacobian norm vs d_k", xlabel="d_k", ylabel="mean ||J||_F")
+        ax_grad.set(title=_("softmax Jacobian norm vs d_k"), xlabel="d_k", ylabel=_("mean ||J||_F"))
         ax_grad.legend(fontsize=7)
         self.title = figure.suptitle("", fontsize=11)
         figure.subplots_adjust(left=0.04, right=0.99, bottom=0.16, top=0.82, wspace=0.25)  # fixed: tight_layout costs 0.2 s
@@ -99,15 +102,18 @@ class _SaturationView(FigureView):
         self.hist.set_color(colour)
         span = state.hist_edges[-1] - state.hist_edges[0]
         self.ax_hist.set(xlim=(state.hist_edges[0] - 0.05 * span, state.hist_edges[-1] + 0.05 * span),
-                         ylim=(0, 1.05 * state.hist_counts.max()), title=f"scores, std {state.score_std:.2f}")
+                         ylim=(0, 1.05 * state.hist_counts.max()),
+                         title=_("scores, std {std:.2f}").format(std=state.score_std))
         for bar, weight in zip(self.bars, state.weights[0]):
             bar.set_height(weight)
             bar.set_color(colour)
         self.peak_star.set_data([state.d_k], [state.max_weight])
         self.grad_star.set_data([state.d_k], [state.jacobian_norm])
-        label = "scaled by 1/sqrt(d_k)" if state.scaled else "not scaled"
-        self.title.set_text(f"d_k = {state.d_k}, {label}: max weight {state.max_weight:.2f}, "
-                            f"entropy {state.entropy:.2f} nats, Jacobian norm {state.jacobian_norm:.3f}")
+        setting = _("scaled by 1/sqrt(d_k)") if state.scaled else _("not scaled")
+        self.title.set_text(_("d_k = {d_k}, {setting}: max weight {max_weight:.2f}, entropy {entropy:.2f} nats, "
+                              "Jacobian norm {jacobian_norm:.3f}").format(
+            d_k=state.d_k, setting=setting, max_weight=state.max_weight, entropy=state.entropy,
+            jacobian_norm=state.jacobian_norm))
 
 
 _cached_state = lru_cache(maxsize=64)(saturation_state)
@@ -131,6 +137,6 @@ def saturation_explorer(d_k: int = 64, scaled: bool = False):
     controls = {
         "d_k": widgets.SelectionSlider(options=D_K_CHOICES, value=d_k, description="d_k",
                                        continuous_update=False),
-        "scaled": widgets.ToggleButton(value=scaled, description="divide by sqrt(d_k)", icon="check"),
+        "scaled": widgets.ToggleButton(value=scaled, description=_("divide by sqrt(d_k)"), icon="check"),
     }
     return show_explorer(controls, draw_saturation, layout="horizontal")

@@ -10,10 +10,12 @@ from functools import lru_cache
 import numpy as np
 
 from sdpa_lib.softmax import entropy, softmax, softmax_jacobian
+from ..i18n.messages import _, N_
 from ._base import FigureView, show_explorer, view_of
 
 DEFAULT_SCORES = np.array([2.0, 1.0, 0.5, 0.0, -1.0])  # one query's scores over five keys
 TEMPERATURE_RANGE = (0.05, 20.0)
+CURVES = (("entropy", N_("entropy (nats)")), ("jacobian_norm", "||dp/d(s/T)||"))  # the two right panels' curves
 
 
 def _check_temperature(temperature) -> float:
@@ -86,16 +88,16 @@ class _TemperatureView(FigureView):
         ax_w.set_ylim(0, 1.2)  # room for the labels above a bar of height 1
         self.labels = [ax_w.text(j, 0, "", ha="center", fontsize=7) for j in range(scores.size)]
         self.dots, self.titles = {}, [ax_w.title]
-        for ax, name, label in ((ax_h, "entropy", "entropy (nats)"), (ax_j, "jacobian_norm", "||dp/d(s/T)||")):
-            ax.semilogx(grid, curve[name], color="tab:grey", label=label)
+        for ax, (name, label) in zip((ax_h, ax_j), CURVES):
+            ax.semilogx(grid, curve[name], color="tab:grey", label=_(label))
             self.dots[name], = ax.plot([], [], "o", color="tab:red")
-            ax.set_xlabel("temperature T (log scale)")
+            ax.set_xlabel(_("temperature T (log scale)"))
             self.titles.append(ax.title)
         ax_j.semilogx(grid, curve["score_jacobian_norm"], color="tab:orange", label="||dp/ds|| = ||dp/d(s/T)|| / T")
         self.dots["score_jacobian_norm"], = ax_j.plot([], [], "o", color="tab:red")
         ax_j.legend(fontsize=7)
         ax_h.axhline(np.log(scores.size), ls=":", color="k")
-        ax_h.text(grid[0], np.log(scores.size) * 0.93, "log N (uniform)", fontsize=7)
+        ax_h.text(grid[0], np.log(scores.size) * 0.93, _("log N (uniform)"), fontsize=7)
         figure.subplots_adjust(left=0.05, right=0.98, bottom=0.17, top=0.9, wspace=0.25)  # fixed: tight_layout costs 5x the redraw
         self.axes = (ax_w, ax_h, ax_j)
         self.dynamic = [*self.bars, *self.labels, *self.dots.values(), *self.titles]
@@ -108,9 +110,10 @@ class _TemperatureView(FigureView):
         for name, dot in self.dots.items():
             dot.set_data([state["temperature"]], [state[name]])
         ax_w, ax_h, ax_j = self.axes
-        ax_w.set_title(f"softmax(scores / T), T = {state['temperature']:.2f}", fontsize=10)
-        for ax, name, label in ((ax_h, "entropy", "entropy (nats)"), (ax_j, "jacobian_norm", "||dp/d(s/T)||")):
-            ax.set_title(f"{label} = {state[name]:.3f}", fontsize=10)
+        ax_w.set_title(_("softmax(scores / T), T = {temperature:.2f}").format(temperature=state["temperature"]),
+                       fontsize=10)
+        for ax, (name, label) in zip((ax_h, ax_j), CURVES):
+            ax.set_title(f"{_(label)} = {state[name]:.3f}", fontsize=10)
 
 
 @lru_cache(maxsize=8)
