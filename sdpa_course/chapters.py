@@ -3,12 +3,20 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .i18n.language import spoken_language
+from .i18n.messages import _
+
 
 class Chapter(NamedTuple):
     number: int
     slug: str  # notebooks/NN_<slug>.ipynb, solutions/chNN_<slug>/chNN_<slug>.ipynb
     title: str
     title_zh: str  # the seed's chapter title (chapter 13's is the course's own)
+
+    @property
+    def shown_title(self) -> str:
+        """The title in the learner's language (:func:`~sdpa_course.i18n.language.spoken_language`)."""
+        return self.title_zh if spoken_language() == "zh" else self.title
 
     @property
     def notebook(self) -> str:
@@ -49,5 +57,5 @@ def chapter(key: int | str) -> Chapter:
     for candidate in CHAPTERS:
         if str(key) in (str(candidate.number), f"{candidate.number:02d}", candidate.slug, candidate.assignment):
             return candidate
-    raise KeyError(f"no chapter {key!r}; chapters are 1-{len(CHAPTERS)} or one of "
-                   f"{', '.join(c.slug for c in CHAPTERS)}")
+    raise KeyError(_("no chapter {key!r}; chapters are 1-{last} or one of {slugs}").format(
+        key=key, last=len(CHAPTERS), slugs=", ".join(c.slug for c in CHAPTERS)))

@@ -41,6 +41,9 @@ from .grading.autograde import (EXCEPTION_LINE, GRADED, Limits, StudentResult, g
                                 submitted_students)
 from .grading.export import class_rows, record_status, write_exports
 from .grading.gradebook import back_up, graded_students, hand_graded, has_assignment, remove_submissions
+from .i18n.commands import TranslatedParser
+from .i18n.language import current_language, language_argument, set_language
+from .i18n.messages import N_, _
 from .json_file import StoreError
 from .progress_store import EDITED, OLDER, LastCheck, ScoreStore, snapshot
 
@@ -58,13 +61,13 @@ def find_course(start: Path | None = None) -> Path:
     for folder in (start, *start.parents):
         if (folder / "nbgrader_config.py").is_file():
             return folder
-    raise SystemExit(f"sdpa-course: no nbgrader_config.py in {start} or above; run it inside the course "
-                     f"repository or pass --course DIR")
+    raise SystemExit("sdpa-course: " + _("no nbgrader_config.py in {folder} or above; run it inside the course "
+                                         "repository or pass --course DIR").format(folder=start))
 
 
 def note(message: str) -> None:
     """Say something the learner should know that is not the command's answer (on stderr)."""
-    print(f"note: {message}", file=sys.stderr)
+    print(_("note: {message}").format(message=message), file=sys.stderr)
 
 
 # --- grade: the instructor's class -------------------------------------------------------------------
@@ -76,33 +79,44 @@ def sandbox_or_refusal(args: argparse.Namespace) -> int:
     if status.usable:
         return 0
     if args.strict:
-        print(f"sdpa-course: --strict: the grading sandbox is not available ({status.problem}); install bubblewrap "
-              f"(Debian: apt-get install bubblewrap) on a kernel with user namespaces, or drop --strict",
-              file=sys.stderr)
+        print("sdpa-course: --strict: " + _("the grading sandbox is not available ({problem}); install bubblewrap "
+                                            "(Debian: apt-get install bubblewrap) on a kernel with user namespaces, "
+                                            "or drop --strict").format(problem=status.problem), file=sys.stderr)
         return 2
-    print(f"note: {status.fallback_sentence()} The verdict is still decided outside the student's code.",
-          file=sys.stderr)
+    note(_("{fallback} The verdict is still decided outside the student's code.").format(
+        fallback=status.fallback_sentence()))
     return 0
 
 
-def grade(args: argparse.Namespace) -> int:
+def graded_course(args: argparse.Namespace) -> Path:
+    """The course folder an instructor's command works on, its configuration loaded: it sets the language the
+    course speaks (``zh/`` speaks Chinese), so that its reasons, feedback pages and tables are in that language."""
+    from .grading.worker import course_config
     course = Path(args.course).resolve() if args.course else find_course()
+    course_config(course)
+    return course
+
+
+def grade(args: argparse.Namespace) -> int:
+    course = graded_course(args)
     limits = Limits(memory_mb=args.memory_mb, timeout=args.timeout, strict=args.strict)
     if sandbox_or_refusal(args):
         return 2
     if not has_assignment(course, args.assignment):
-        print(f"sdpa-course: {args.assignment} is not in {course / 'gradebook.db'}: run `nbgrader generate_assignment "
-              f"{args.assignment}` in {course} first (it records the tests that grading restores)", file=sys.stderr)
+        print("sdpa-course: " + _("{assignment} is not in {gradebook}: run `nbgrader generate_assignment {assignment}` "
+                                  "in {course} first (it records the tests that grading restores)").format(
+            assignment=args.assignment, gradebook=course / "gradebook.db", course=course), file=sys.stderr)
         return 2
     submitted = submitted_students(course, args.assignment)
     students = args.student or submitted
     unknown = sorted(set(students) - set(submitted))
     if unknown:
-        print(f"sdpa-course: no submission of {args.assignment} for {', '.join(unknown)} in "
-              f"{course / 'submitted'}/<student>/{args.assignment}", file=sys.stderr)
+        print("sdpa-course: " + _("no submission of {assignment} for {students} in {folder}/<student>/{assignment}").format(
+            assignment=args.assignment, students=", ".join(unknown), folder=course / "submitted"), file=sys.stderr)
         return 2
     if not students:
-        print(f"no submissions in {course / 'submitted'}/*/{args.assignment}")
+        print(_("no submissions in {folder}/*/{assignment}").format(folder=course / "submitted",
+                                                                   assignment=args.assignment))
         return 1
     if not keep_hand_grades_or_consent(course, args, students):
         return 2
@@ -111,8 +125,8 @@ def grade(args: argparse.Namespace) -> int:
     generate_class_feedback(course, results)
     exports = write_exports(course)
     print(class_table(results))
-    print(f"grades (from the gradebook, hand grades included): {', '.join(str(p) for p in exports)}; "
-          f"feedback: {course / 'feedback'}")
+    print(_("grades (from the gradebook, hand grades included): {files}; feedback: {folder}").format(
+        files=", ".join(str(p) for p in exports), folder=course / "feedback"))
     return 0 if all(r.status == GRADED for r in results) else 1
 
 
@@ -126,43 +140,55 @@ def keep_hand_grades_or_consent(course: Path, args: argparse.Namespace, students
     if not regraded:
         return True
     hand = sorted(hand_graded(course, args.assignment) & set(regraded))
-    print(f"backup of the gradebook before regrading {len(regraded)} student(s): {back_up(course)}")
+    print(_("backup of the gradebook before regrading {count} student(s): {backup}").format(
+        count=len(regraded), backup=back_up(course)))
     if not args.reset:
         if hand:
-            print(f"hand grades kept for {', '.join(hand)} (a hand-graded test whose automatic score changes is "
-                  f"flagged for review in formgrader)")
+            print(_("hand grades kept for {students} (a hand-graded test whose automatic score changes is flagged for "
+                    "review in formgrader)").format(students=", ".join(hand)))
         return True
     if hand and not args.yes:
-        question = (f"--reset drops the hand grades and comments of {', '.join(hand)} in {args.assignment}. "
-                    f"Go on? [y/N] ")
+        dropped = _("--reset drops the hand grades and comments of {students} in {assignment}.").format(
+            students=", ".join(hand), assignment=args.assignment)
         if not sys.stdin.isatty():
-            print(f"sdpa-course: {question.split(' Go on')[0]} Pass --yes to confirm.", file=sys.stderr)
+            print("sdpa-course: " + _("{dropped} Pass --yes to confirm.").format(dropped=dropped), file=sys.stderr)
             return False
-        if input(question).strip().lower() not in ("y", "yes"):
-            print("nothing changed", file=sys.stderr)
+        if input(_("{dropped} Go on? [y/N] ").format(dropped=dropped)).strip().lower() not in ("y", "yes"):
+            print(_("nothing changed"), file=sys.stderr)
             return False
     remove_submissions(course, args.assignment, regraded)
     return True
 
 
 def export(args: argparse.Namespace) -> int:
-    course = Path(args.course).resolve() if args.course else find_course()
+    course = graded_course(args)
     if not (course / "gradebook.db").is_file():
-        print(f"sdpa-course: no gradebook in {course}: generate and grade an assignment first", file=sys.stderr)
+        print("sdpa-course: " + _("no gradebook in {course}: generate and grade an assignment first").format(
+            course=course), file=sys.stderr)
         return 2
     written = write_exports(course)
     counts = Counter(row.status for row in class_rows(course))
-    print(", ".join(f"{count} {status}" for status, count in sorted(counts.items())) or "no students yet")
-    print("written:", *written, sep="\n  ")
+    print(", ".join(_("{count} {status}").format(count=count, status=_(status))
+                    for status, count in sorted(counts.items())) or _("no students yet"))
+    print(_("written:"), *written, sep="\n  ")
     return 0
 
 
 def class_table(results: list[StudentResult]) -> str:
-    rows = [f"{'student':<20} {'points':>11}  status"]
+    rows = [f"{padded(_('student'), 20)} {padded(_('points'), 11, right=True)}  {_('status')}"]
     for r in results:
         points = f"{r.score:g} / {r.max_score:g}" if r.status == GRADED else "-"
-        rows.append(f"{r.student:<20} {points:>11}  {r.status}" + (f": {r.reason}" if r.reason else ""))
+        reason = _(": {reason}").format(reason=r.reason) if r.reason else ""
+        rows.append(f"{padded(r.student, 20)} {points:>11}  {_(r.status)}{reason}")
     return "\n".join(rows)
+
+
+def padded(text: str, width: int, *, right: bool = False) -> str:
+    """``text`` filled with spaces to ``width`` terminal columns (a Chinese character takes two), on the left if
+    ``right``; longer text is left as it is."""
+    import unicodedata
+    fill = " " * max(0, width - sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text))
+    return fill + text if right else text + fill
 
 
 # --- check: the self-learner's own exercises ---------------------------------------------------------
@@ -213,7 +239,7 @@ def checkable(course: Path, keys: list[str]) -> list[Chapter]:
     present = [c for c in wanted if (course / "exercises" / c.assignment).is_dir()
                and (course / "solutions" / c.assignment).is_dir()]
     for missing in sorted(set(wanted) - set(present)):
-        print(f"chapter {missing.number}: no exercises yet, skipped")
+        print(_("chapter {number}: no exercises yet, skipped").format(number=missing.number))
     return present
 
 
@@ -225,41 +251,43 @@ def check(args: argparse.Namespace) -> int:
         return 2
     source = edition(course, args.lang)
     chosen, results, seen = checkable(source, args.chapters), [], []
-    for item in tqdm(chosen, desc="checking", unit="chapter", disable=len(chosen) < 2):
+    for item in tqdm(chosen, desc=_("checking"), unit=_("chapter"), disable=len(chosen) < 2):
         seen.append(snapshot(source, item.assignment))  # before grading reads them: what the score is for
         results.append(check_one(course, item, limits, source))
     try:
         ScoreStore(report=note).record(source, zip(seen, results))
     except StoreError as error:
-        note(f"the scores were not saved for `sdpa-course progress`: {error}")
+        note(_("the scores were not saved for `sdpa-course progress`: {error}").format(error=error))
     print(check_report(chosen, results))
     return 0 if all(r.status == GRADED and r.score == r.max_score for r in results) else 1
 
 
 def readable(message: str) -> str:
     if message.startswith("NotImplementedError"):
-        return "not written yet (the stub still raises NotImplementedError)"
+        return _("not written yet (the stub still raises NotImplementedError)")
     return message
 
 
 def check_report(chosen: list[Chapter], results: list[StudentResult]) -> str:
     """The points per chapter, then every failed test with its message (the hint is in it)."""
-    lines = [f"{'chapter':<46} {'points':>9}"]
+    lines = [f"{padded(_('chapter'), 46)} {padded(_('points'), 9, right=True)}"]
     for item, r in zip(chosen, results):
-        points = f"{r.score:g} / {r.max_score:g}" if r.status == GRADED else "not graded"
-        lines.append(f"{item.number:>2} {item.title:<43} {points:>9}")
+        points = f"{r.score:g} / {r.max_score:g}" if r.status == GRADED else _("not graded")
+        lines.append(f"{item.number:>2} {padded(item.shown_title, 43)} {padded(points, 9, right=True)}")
     total = [r for r in results if r.status == GRADED]
     if total:
         points = f"{sum(r.score for r in total):g} / {sum(r.max_score for r in total):g}"
-        lines.append(f"{'total':<46} {points:>9}")
+        lines.append(f"{padded(_('total'), 46)} {points:>9}")
     for item, r in zip(chosen, results):
         if r.status != GRADED:
-            lines.append(f"\n{item.assignment}: could not be graded: {r.reason}")
+            lines.append("\n" + _("{assignment}: could not be graded: {reason}").format(assignment=item.assignment,
+                                                                                       reason=r.reason))
         for test in r.failed:
             message = "\n    ".join(readable(test.message).splitlines()[:12])
             lines.append(f"\n{item.assignment} {test.grade_id} ({test.score:g}/{test.max_score:g}):\n    {message}")
         if r.notes:
-            lines.append(f"\n{item.assignment} notes:" + "".join(f"\n  - {note}" for note in r.notes))
+            lines.append("\n" + _("{assignment} notes:").format(assignment=item.assignment)
+                         + "".join(f"\n  - {note}" for note in r.notes))
     return "\n".join(lines)
 
 
@@ -277,7 +305,7 @@ def validate(args: argparse.Namespace) -> int:
     sources = course / config.CourseDirectory.get("source_directory", "source")
     for path in args.notebooks:
         if not Path(path).is_file():
-            print(f"{path}: no such notebook")
+            print(_("{path}: no such notebook").format(path=path))
             worst = 2
             continue
         with validation_copy(Path(path).resolve(), sources) as (repaired, repairs):
@@ -291,14 +319,14 @@ def validate(args: argparse.Namespace) -> int:
 def validation_report(results: dict) -> tuple[str, bool]:
     """(what nbgrader's validation found, in full sentences; whether the notebook passes)."""
     if results.get("type_changed"):
-        return (f"{len(results['type_changed'])} cell(s) changed type (code and markdown): start again from the "
-                f"released notebook, or change them back"), False
+        return _("{count} cell(s) changed type (code and markdown): start again from the released notebook, or "
+                 "change them back").format(count=len(results["type_changed"])), False
     if results.get("changed"):
-        return (f"{len(results['changed'])} test cell(s) were edited: grading uses the originals, so restore them "
-                f"from the released notebook"), False
+        return _("{count} test cell(s) were edited: grading uses the originals, so restore them from the released "
+                 "notebook").format(count=len(results["changed"])), False
     if not results.get("failed"):
-        return "Success! Your notebook passes all the tests.", True
-    parts = [f"{len(results['failed'])} test(s) failed."]
+        return _("Success! Your notebook passes all the tests."), True
+    parts = [_("{count} test(s) failed.").format(count=len(results["failed"]))]
     for failure in results["failed"]:
         parts.append(f"\n--- {failure['source'].splitlines()[0][:100]}\n{error_part(failure['raw_error'])}")
     return "\n".join(parts), False
@@ -324,7 +352,7 @@ def still_to_write(notebook_path: Path) -> list[str]:
         if cell.cell_type == "code" and STUB in cell.source:
             todo += re.findall(r"^def (\w+)", cell.source, flags=re.M) or [meta.get("grade_id", "?")]
         elif cell.cell_type == "markdown" and ANSWER_STUB in cell.source:
-            todo.append(f"{meta.get('grade_id', 'answer')} (written)")
+            todo.append(_("{answer} (written)").format(answer=meta.get("grade_id", _("answer"))))
     return todo
 
 
@@ -333,27 +361,30 @@ def wrong_answer_book() -> str:
     try:
         from .quiz.store import AnswerStore
         store = AnswerStore()
-        return (f"quiz: {len(store.book())} question(s) in the wrong-answer book, {len(store.due())} due for review "
-                f"now (sdpa-quiz --stats)")
+        return _("quiz: {book} question(s) in the wrong-answer book, {due} due for review now (sdpa-quiz "
+                 "--stats)").format(book=len(store.book()), due=len(store.due()))
     except Exception as error:  # the quiz is optional here: say why it is missing, don't fail the overview
-        return f"quiz wrong-answer book: unavailable ({type(error).__name__})"
+        return _("quiz wrong-answer book: unavailable ({error})").format(error=type(error).__name__)
 
 
-STALE = {EDITED: ("(edited)", "your exercises changed since that check: check the chapter again for their score"),
-         OLDER: ("(old)", "that check graded an older version of the chapter (its solutions/ changed since): "
-                          "check it again")}
+STALE = {EDITED: (N_("(edited)"), N_("your exercises changed since that check: check the chapter again for their "
+                                     "score")),
+         OLDER: (N_("(old)"), N_("that check graded an older version of the chapter (its solutions/ changed since): "
+                                 "check it again"))}
 
 
 def progress_row(course: Path, item: Chapter, last: LastCheck | None) -> str:
     folder = course / "exercises" / item.assignment
     notebooks = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
     todo = [name for path in notebooks for name in still_to_write(path)]
-    work = "no exercises yet" if not notebooks else ("all written" if not todo else f"to write: {', '.join(todo)}")
-    checked = "-" if not last else (f"{last.score:g}/{last.max_score:g} on {last.when[:10]}"
-                                    if last.status == GRADED else f"not gradable on {last.when[:10]}")
+    work = _("no exercises yet") if not notebooks else (
+        _("all written") if not todo else _("to write: {names}").format(names=", ".join(todo)))
+    checked = "-" if not last else (
+        _("{score:g}/{max_score:g} on {day}").format(score=last.score, max_score=last.max_score, day=last.when[:10])
+        if last.status == GRADED else _("not gradable on {day}").format(day=last.when[:10]))
     if last and last.state in STALE:
-        checked += f" {STALE[last.state][0]}"
-    return f"{item.number:>2} {item.title:<43} {checked:>26}  {work}"
+        checked += f" {_(STALE[last.state][0])}"
+    return f"{item.number:>2} {padded(item.shown_title, 43)} {padded(checked, 26, right=True)}  {work}"
 
 
 def progress(args: argparse.Namespace) -> int:
@@ -361,13 +392,14 @@ def progress(args: argparse.Namespace) -> int:
     try:
         checks = ScoreStore(report=note).last_checks(course)
     except StoreError as error:
-        note(f"no scores shown: {error}")
+        note(_("no scores shown: {error}").format(error=error))
         checks = {}
-    print(f"{'chapter':<46} {'last check (this course)':>26}  exercises")
+    print(f"{padded(_('chapter'), 46)} {padded(_('last check (this course)'), 26, right=True)}  {_('exercises')}")
     for item in CHAPTERS:
         print(progress_row(course, item, checks.get(item.assignment)))
     for state in sorted({last.state for last in checks.values()} & set(STALE)):
-        print(f"{STALE[state][0]}: {STALE[state][1]}")
+        mark, meaning = STALE[state]
+        print(_("{mark}: {meaning}").format(mark=_(mark), meaning=_(meaning)))
     print(wrong_answer_book())
     return 0
 
@@ -375,40 +407,45 @@ def progress(args: argparse.Namespace) -> int:
 # --- the command line --------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sdpa-course", description=__doc__.split("\n\n")[0])
+    """The command line, in the learner's language (build it once the language is set: see :func:`main`)."""
+    parser = TranslatedParser(prog="sdpa-course", description=_(
+        "``sdpa-course``: grade a class (instructor), check your own exercises and see your progress (self-learner)."))
     commands = parser.add_subparsers(dest="command", required=True)
-    grading = commands.add_parser("grade", help="instructor: autograde the submissions of an assignment")
-    grading.add_argument("assignment", help="e.g. ch05_softmax")
+    course_help = _("course folder (default: the one holding the working folder)")
+    grading = commands.add_parser("grade", help=_("instructor: autograde the submissions of an assignment"))
+    grading.add_argument("assignment", help=_("e.g. ch05_softmax"))
     grading.add_argument("--student", action="append", metavar="ID",
-                         help="grade only this student (repeat for several; default: every submission)")
+                         help=_("grade only this student (repeat for several; default: every submission)"))
     grading.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
-                         help="students graded at the same time, each in its own sandbox (default: the cores)")
+                         help=_("students graded at the same time, each in its own sandbox (default: the cores)"))
     grading.add_argument("--reset", action="store_true",
-                         help="remove the previous grading first, hand grades included (asks, or see --yes)")
-    grading.add_argument("--yes", action="store_true", help="with --reset: drop hand grades without asking")
-    checking = commands.add_parser("check", help="self-learner: grade your own exercises/ (hidden tests too)")
-    checking.add_argument("chapters", nargs="*", help="chapter numbers or slugs (default: all)")
+                         help=_("remove the previous grading first, hand grades included (asks, or see --yes)"))
+    grading.add_argument("--yes", action="store_true", help=_("with --reset: drop hand grades without asking"))
+    checking = commands.add_parser("check", help=_("self-learner: grade your own exercises/ (hidden tests too)"))
+    checking.add_argument("chapters", nargs="*", help=_("chapter numbers or slugs (default: all)"))
     for sub, timeout in ((grading, 900.0), (checking, 600.0)):
-        sub.add_argument("--course", help="course folder (default: the one holding the working folder)")
-        sub.add_argument("--memory-mb", type=int, default=4096, help="address space cap per process (MiB)")
-        sub.add_argument("--timeout", type=float, default=timeout, help="seconds per student (wall clock and CPU)")
+        sub.add_argument("--course", help=course_help)
+        sub.add_argument("--memory-mb", type=int, default=4096, help=_("address space cap per process (MiB)"))
+        sub.add_argument("--timeout", type=float, default=timeout, help=_("seconds per student (wall clock and CPU)"))
         sub.add_argument("--strict", action="store_true",
-                         help="refuse to grade where the bubblewrap sandbox of the student's kernel is not available")
+                         help=_("refuse to grade where the bubblewrap sandbox of the student's kernel is not "
+                                "available"))
         sub.set_defaults(run=grade if sub is grading else check)
-    exporting = commands.add_parser("export", help="instructor: the grades of every student, from the gradebook")
-    exporting.add_argument("--course", help="course folder (default: the one holding the working folder)")
+    exporting = commands.add_parser("export", help=_("instructor: the grades of every student, from the gradebook"))
+    exporting.add_argument("--course", help=course_help)
     exporting.set_defaults(run=export)
-    validating = commands.add_parser("validate", help="self-learner: a notebook's visible tests, messages in full "
-                                                       "(what the Validate button runs)")
-    validating.add_argument("notebooks", nargs="+", help="notebook files")
-    validating.add_argument("--course", help="course folder (default: the one holding the working folder)")
+    validating = commands.add_parser("validate", help=_("self-learner: a notebook's visible tests, messages in full "
+                                                        "(what the Validate button runs)"))
+    validating.add_argument("notebooks", nargs="+", help=_("notebook files"))
+    validating.add_argument("--course", help=course_help)
     validating.set_defaults(run=validate)
-    overview = commands.add_parser("progress", help="self-learner: the course at a glance")
-    overview.add_argument("--course", help="course folder (default: the one holding the working folder)")
+    overview = commands.add_parser("progress", help=_("self-learner: the course at a glance"))
+    overview.add_argument("--course", help=course_help)
     overview.set_defaults(run=progress)
     for sub in (checking, overview):
         sub.add_argument("--lang", choices=("en", "zh"), default=None,
-                         help="the edition: en (exercises/) or zh (zh/exercises/); default $SDPA_LANG or the locale")
+                         help=_("the edition: en (exercises/) or zh (zh/exercises/); default $SDPA_LANG or the "
+                                "locale"))
     return parser
 
 
@@ -417,26 +454,29 @@ def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(_("expected a whole number, got {text!r}").format(text=text)) from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+        raise argparse.ArgumentTypeError(_("expected at least 1, got {value}").format(value=value))
     return value
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    asked = language_argument(argv)
+    if asked:
+        set_language(asked)  # before the parser is built: its help is in that language
     args = build_parser().parse_args(argv)
     if hasattr(args, "lang"):
-        from .i18n.language import current_language, set_language
         try:
             args.lang = args.lang or current_language()
         except ValueError as error:
-            print(f"sdpa-course: error: {error}", file=sys.stderr)
+            print("sdpa-course: " + _("error: {error}").format(error=error), file=sys.stderr)
             return 2
         set_language(args.lang)
     try:
         return args.run(args)
     except KeyboardInterrupt:
-        print("\nInterrupted.", file=sys.stderr)
+        print("\n" + _("Interrupted."), file=sys.stderr)
         return 130
 
 

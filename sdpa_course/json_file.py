@@ -22,6 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO, Callable, TypeVar
 
+from .i18n.messages import _
+
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks; concurrent writers are then not protected
@@ -74,7 +76,8 @@ def write_atomically(target: Path, write: Callable[[BinaryIO], object], *, mode:
 
 
 class JsonFile:
-    """The file at ``path``, named ``what`` in messages ("the quiz store"); problems go to ``report``.
+    """The file at ``path``, named ``what`` in messages ("the quiz store", marked with ``N_``: it is translated where
+    it is said); problems go to ``report``.
 
     ``signature``: text the program's own writer always puts in the file's first 256 characters
     (e.g. ``'"format": "sdpa-quiz-store"'``); a file that cannot be parsed and lacks it is refused,
@@ -94,15 +97,16 @@ class JsonFile:
         """Hold the file's lock for the block (read, change, write inside it)."""
         target = self.target
         if target.is_dir():
-            raise RefusedPath(f"{self.what} {self.path} is a folder, not a file; give a file path such as "
-                              f"{self.path / 'store.json'}")
+            raise RefusedPath(_("{what} {path} is a folder, not a file; give a file path such as {example}").format(
+                what=_(self.what), path=self.path, example=self.path / "store.json"))
         lock_path = target.with_name(target.name + ".lock")
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             created = not lock_path.exists()
             lock_file = open(lock_path, "a+")
         except OSError as error:
-            raise StoreError(f"cannot open {self.what} {self.path}: {error}") from None
+            raise StoreError(_("cannot open {what} {path}: {error}").format(what=_(self.what), path=self.path,
+                                                                          error=error)) from None
         with lock_file:
             if fcntl is not None:
                 fcntl.flock(lock_file, fcntl.LOCK_EX)
@@ -128,11 +132,13 @@ class JsonFile:
         except FileNotFoundError:
             return empty()
         except IsADirectoryError:
-            raise RefusedPath(f"{self.what} {self.path} is a folder, not a file") from None
+            raise RefusedPath(_("{what} {path} is a folder, not a file").format(what=_(self.what), path=self.path)) \
+                from None
         except PermissionError:
-            raise RefusedPath(f"cannot read {self.path}: permission denied") from None
+            raise RefusedPath(_("cannot read {path}: permission denied").format(path=self.path)) from None
         except OSError as error:
-            raise RefusedPath(f"cannot read {self.path}: {error.strerror or error}") from None
+            raise RefusedPath(_("cannot read {path}: {error}").format(path=self.path, error=error.strerror or error)) \
+                from None
         try:
             return parse(json.loads(data.decode("utf-8")))
         except (ValueError, TypeError, KeyError) as error:  # UnicodeDecodeError is a ValueError
@@ -140,8 +146,9 @@ class JsonFile:
             if len(problem) > 200:
                 problem = problem[:200] + "…"
             if self.signature is not None and self.signature not in data[:256].decode("utf-8", "replace"):
-                raise RefusedPath(f"{self.path} does not look like {self.what} ({problem}); it was left "
-                                 f"untouched: choose another path, or move the file away") from None
+                raise RefusedPath(_("{path} does not look like {what} ({problem}); it was left untouched: choose "
+                                    "another path, or move the file away").format(path=self.path, what=_(self.what),
+                                                                                  problem=problem)) from None
             self._set_aside(target, problem)
             return empty()
 
@@ -151,14 +158,17 @@ class JsonFile:
         try:
             write_atomically(self.target, lambda file: file.write(text.encode("utf-8")))
         except OSError as error:
-            raise StoreError(f"cannot write {self.what} {self.path}: {error}") from None
+            raise StoreError(_("cannot write {what} {path}: {error}").format(what=_(self.what), path=self.path,
+                                                                           error=error)) from None
 
     def _set_aside(self, target: Path, problem: str) -> None:
         backup = target.with_name(f"{target.name}.corrupt-{datetime.now():%Y%m%d-%H%M%S-%f}")
         try:
             os.replace(target, backup)
         except OSError as error:
-            raise StoreError(f"{self.what} {self.path} is unreadable ({problem}) and could not be "
-                             f"moved aside ({error}); move or delete it by hand") from None
-        self.report(f"{self.what[:1].upper()}{self.what[1:]} {self.path} could not be read ({problem}); it was kept "
-                    f"as {backup.name} and a new one is started.")
+            raise StoreError(_("{what} {path} is unreadable ({problem}) and could not be moved aside ({error}); move "
+                               "or delete it by hand").format(what=_(self.what), path=self.path, problem=problem,
+                                                              error=error)) from None
+        said = _("{what} {path} could not be read ({problem}); it was kept as {backup} and a new one is started.").format(
+            what=_(self.what), path=self.path, problem=problem, backup=backup.name)
+        self.report(said[:1].upper() + said[1:])

@@ -8,6 +8,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from .i18n.messages import _
+
 
 def annotated_heatmap(matrix, ax=None, *, title: str = "", row_labels=None, col_labels=None,
                       cmap: str = "viridis", fmt: str = "{:.2f}", vmin=None, vmax=None, show_shape: bool = True):
@@ -30,7 +32,7 @@ def annotated_heatmap(matrix, ax=None, *, title: str = "", row_labels=None, col_
     """
     matrix = np.asarray(matrix, dtype=float)
     if matrix.ndim != 2:
-        raise ValueError(f"matrix must be 2-D (R, C); got shape {matrix.shape}")
+        raise ValueError(_("matrix must be 2-D (R, C); got shape {shape}").format(shape=matrix.shape))
     ax = ax if ax is not None else plt.subplots(figsize=(1 + 0.6 * matrix.shape[1], 1 + 0.5 * matrix.shape[0]))[1]
     finite = np.where(np.isfinite(matrix), matrix, np.nan)
     colours = plt.get_cmap(cmap).with_extremes(bad="lightgrey")
@@ -54,5 +56,5 @@ def _text_colour(image, value: float) -> str:
     """Black text on light cells, white on dark ones."""
     if not np.isfinite(value):
         return "black"
-    red, green, blue, _ = image.cmap(image.norm(value))
+    red, green, blue, unused_alpha = image.cmap(image.norm(value))
     return "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"

@@ -15,6 +15,8 @@ from typing import Callable
 
 import numpy as np
 
+from .i18n.messages import _
+
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
@@ -32,7 +34,7 @@ def interleaved_timings(variants: dict[str, Callable[[], object]], repeats: int,
     (['max', 'sum'], True)
     """
     if repeats < 1:
-        raise ValueError(f"repeats must be at least 1; got repeats={repeats}")
+        raise ValueError(_("repeats must be at least 1; got repeats={repeats}").format(repeats=repeats))
     times = {name: [] for name in variants}
     for round_ in range(warmup + repeats):
         for name, fn in variants.items():
@@ -63,13 +65,13 @@ def median_seconds(fn: Callable, *args, repeats: int = 5, clock: str = "wall", *
     True
     """
     if clock not in CLOCKS:
-        raise ValueError(f"clock must be one of {sorted(CLOCKS)}; got clock={clock!r}")
+        raise ValueError(_("clock must be one of {clocks}; got clock={clock!r}").format(clocks=sorted(CLOCKS), clock=clock))
     if repeats < 1:
-        raise ValueError(f"repeats must be at least 1; got repeats={repeats}")
+        raise ValueError(_("repeats must be at least 1; got repeats={repeats}").format(repeats=repeats))
     now = CLOCKS[clock]
     fn(*args, **kwargs)
     times = []
-    for _ in range(repeats):
+    for unused_repeat in range(repeats):
         started = now()
         fn(*args, **kwargs)
         times.append(now() - started)

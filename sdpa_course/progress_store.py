@@ -48,6 +48,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from .i18n.messages import N_, _
 from .json_file import JsonFile
 
 if TYPE_CHECKING:
@@ -155,16 +156,16 @@ def parse(document) -> Document:
     """The :class:`Document` of a parsed file, new format or old; ``ValueError`` if it is neither."""
     if isinstance(document, dict) and "format" not in document:
         if not all(isinstance(entry, dict) and "status" in entry for entry in document.values()):
-            raise ValueError(f"neither a {FORMAT} file nor the older {{assignment: score}} one")
+            raise ValueError(_("neither a {format} file nor the older {{assignment: score}} one").format(format=FORMAT))
         return Document(courses={}, legacy=document, old_format=bool(document))
     if not isinstance(document, dict) or document.get("format") != FORMAT or document.get("version") != VERSION:
-        raise ValueError(f"not a {FORMAT} file of version {VERSION}")
+        raise ValueError(_("not a {format} file of version {version}").format(format=FORMAT, version=VERSION))
     courses, legacy = document.get("courses"), document.get("legacy", {})
     if not isinstance(courses, dict) or not isinstance(legacy, dict):
-        raise ValueError("'courses' and 'legacy' must be objects")
+        raise ValueError(_("'courses' and 'legacy' must be objects"))
     for scores in courses.values():
         if not isinstance(scores, dict) or not all(isinstance(e, dict) and ENTRY_KEYS <= set(e) for e in scores.values()):
-            raise ValueError(f"each course must map assignments to {{{', '.join(sorted(ENTRY_KEYS))}}}")
+            raise ValueError(_("each course must map assignments to {{{keys}}}").format(keys=", ".join(sorted(ENTRY_KEYS))))
     return Document(courses=courses, legacy=legacy)
 
 
@@ -187,15 +188,15 @@ class ScoreStore:
     def __init__(self, path=None, *, report: Callable[[str], None] = print):
         self.path = Path(path).expanduser() if path is not None else default_scores_path()
         self.report = report
-        self.file = JsonFile(self.path, "the check scores file", report)
+        self.file = JsonFile(self.path, N_("the check scores file"), report)
 
     def _read(self) -> Document:
         document = self.file.read(parse, lambda: Document(courses={}, legacy={}))
         if document.old_format:
-            self.report(f"{self.path} holds {len(document.legacy)} score(s) from an older sdpa-course, which kept one "
-                        f"score per chapter for every course on this machine; they cannot be attributed to a course, "
-                        f"so they are not shown (the next `sdpa-course check` keeps them in the file, under "
-                        f"\"legacy\"). Check a chapter again to see its score here.")
+            self.report(_("{path} holds {count} score(s) from an older sdpa-course, which kept one score per chapter for "
+                          "every course on this machine; they cannot be attributed to a course, so they are not shown "
+                          '(the next `sdpa-course check` keeps them in the file, under "legacy"). Check a chapter again '
+                          "to see its score here.").format(path=self.path, count=len(document.legacy)))
         return document
 
     def record(self, course: Path, checks: Iterable[tuple[Snapshot, StudentResult]]) -> None:

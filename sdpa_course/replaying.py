@@ -16,6 +16,7 @@ from .grading.checks import Outcome, local_outcome, show, side_by_side, verdict
 from .grading.draw import FULL
 from .grading.exercises import task as find_task
 from .grading.isolation import correct_helpers
+from .i18n.messages import _
 
 
 @dataclass
@@ -34,12 +35,13 @@ class Replay:
         return self.outcome.value
 
     def __repr__(self) -> str:
-        lines = [f"{self.function} on the replayed case:"]
+        lines = [_("{function} on the replayed case:").format(function=self.function)]
         lines += [f"  {name} = {show(value)}".replace("\n", "\n    ") for name, value in self.inputs.items()]
         if self.outcome.error is None and self.answer is not None:
             lines += ["", side_by_side(self.yours, self.answer)]
-        lines += ["", "Right on this case now." if self.failure is None else self.failure]
-        lines += ["", f"Step through it: {self.function}(*r.args, **r.kwargs), with r the value replay returned."]
+        lines += ["", _("Right on this case now.") if self.failure is None else self.failure]
+        lines += ["", _("Step through it: {function}(*r.args, **r.kwargs), with r the value replay returned.").format(
+            function=self.function)]
         return "\n".join(lines)
 
 
@@ -59,8 +61,8 @@ def replay(chapter: str, function: str, *, seed: int, size: int = FULL, student:
         caller = inspect.stack()[1].frame
         student = caller.f_locals.get(function, caller.f_globals.get(function))
         if not callable(student):
-            raise NameError(f"this notebook defines no function {function!r}: run the cell that defines it first, "
-                            f"or pass it as student=...")
+            raise NameError(_("this notebook defines no function {function!r}: run the cell that defines it first, "
+                              "or pass it as student=...").format(function=function))
     case = graded.case(seed, size)
     comparison = graded.comparison
     with correct_helpers(student, **graded.helpers):

@@ -111,7 +111,7 @@ def test_quiz_help_in_the_language_of_lang():
     """Does ``sdpa-quiz --lang zh --help`` speak Chinese throughout, and ``--help`` alone English?"""
     chinese = quiz_help("--lang", "zh", "--help")
     assert chinese.startswith("用法：sdpa-quiz") and "\n选项:\n" in chinese
-    assert "显示本帮助信息并退出" in chinese
+    assert "显示此帮助信息并退出" in chinese
     assert "编程练习" in chinese and "usage" not in chinese and "show this help" not in chinese
     assert quiz_help("--lang=zh", "--help").startswith("用法：")
     english = quiz_help("--help")

@@ -313,16 +313,20 @@ def test_a_marked_message_is_found_and_translated(tmp_path, monkeypatch):
                                         'print(_(f"not {1}"))  # an f-string: not a message\n'
                                         'HINTS = {"late": N_("Too late.")}\n'
                                         'A = Mistake("no scale", compute, "divide by sqrt(E)")\n'
-                                        'B = Mistake(compute=compute, hint="mask first", name="late mask")\n', encoding="utf-8")
-    assert ([unit.text for unit in messages.message_units(tmp_path)]
-            == ["Right.", "Wrong: you answered {answer}.", "Too late.", "no scale", "divide by sqrt(E)",
-                "mask first", "late mask"])
+                                        'B = Mistake(compute=compute, hint="mask first", name="late mask")\n'
+                                        'print(C_("padding side", "right"), _("right"))\n', encoding="utf-8")
+    assert ([(unit.context, unit.text) for unit in messages.message_units(tmp_path)]
+            == [("message", text) for text in ("Right.", "Wrong: you answered {answer}.", "Too late.", "no scale",
+                                               "divide by sqrt(E)", "mask first", "late mask")]
+            + [("message|padding side", "right"), ("message", "right")])  # one English, two meanings
     assert messages.N_("Too late.") == "Too late."  # marked where defined, translated where shown
     assert messages.field_problem("Wrong: you answered {answer}.", "错：你答的是 {answer}。") is None
     assert "fields" in messages.field_problem("Wrong: you answered {answer}.", "错：你答的是 {choice}。")
-    monkeypatch.setattr(messages, "_translations", lambda language: {"Right.": "对。"})
+    monkeypatch.setattr(messages, "_translations", lambda language: {("message", "Right."): "对。", ("message", "right"): "对",
+                                                                      ("message|padding side", "right"): "右侧"})
     monkeypatch.setenv("SDPA_LANG", "zh")
     assert (messages._("Right."), messages._("Untranslated.")) == ("对。", "Untranslated.")
+    assert (messages._("right"), messages.C_("padding side", "right")) == ("对", "右侧")
     monkeypatch.setenv("SDPA_LANG", "en")
     assert messages._("Right.") == "Right."
 

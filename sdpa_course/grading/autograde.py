@@ -44,20 +44,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
-GRADED, UNGRADABLE = "graded", "ungradable"
+from ..i18n.language import spoken_language
+from ..i18n.messages import N_, _
+
+GRADED, UNGRADABLE = N_("graded"), N_("ungradable")  # a status is data (export, gradebook): translated where shown
 # Kernels and nbgrader reserve address space per BLAS thread; one thread keeps the memory cap meaningful.
 SINGLE_THREADED = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 # What nbgrader's log says when a notebook could not be graded, and the reason we report (first match wins).
 FAILURE_REASONS = (
-    (r"DeadKernelError|Kernel died|kernel died", "the kernel died while running the notebook "
-                                                 "(it exited, crashed, or hit the memory limit)"),
+    (r"DeadKernelError|Kernel died|kernel died", N_("the kernel died while running the notebook "
+                                                    "(it exited, crashed, or hit the memory limit)")),
     (r"NotJSONError|Notebook does not appear to be JSON|Unreadable Notebook|JSONDecodeError|ValidationError",
-     "the notebook file cannot be read (it is not a valid notebook)"),
-    (r"MemoryError|Cannot allocate memory", "grading ran out of memory (the memory limit)"),
-    (r"Missing grade cell", "test cells are missing and nbgrader could not put them back: the notebook is not "
-                            "the released one (start again from the release, keep its cells)"),
-    (r"SandboxUnavailableError", "the sandbox is not available here and --strict refuses to grade without it"),
-    (r"UnresponsiveKernelError|TimeoutError", "the kernel stopped responding"),
+     N_("the notebook file cannot be read (it is not a valid notebook)")),
+    (r"MemoryError|Cannot allocate memory", N_("grading ran out of memory (the memory limit)")),
+    (r"Missing grade cell", N_("test cells are missing and nbgrader could not put them back: the notebook is not "
+                               "the released one (start again from the release, keep its cells)")),
+    (r"SandboxUnavailableError", N_("the sandbox is not available here and --strict refuses to grade without it")),
+    (r"UnresponsiveKernelError|TimeoutError", N_("the kernel stopped responding")),
 )
 
 BATCH = 8  # the most students one worker grades (its start, importing nbgrader, takes seconds)
@@ -152,12 +155,15 @@ def kill_tree(pid: int) -> None:
 
 def _status_text(status: int | None, limits: Limits) -> str:
     if status is None:
-        return f"grading took longer than {limits.timeout:g} s and was stopped"
+        return _("grading took longer than {seconds:g} s and was stopped").format(seconds=limits.timeout)
     if status < 0:
         name = signal.Signals(-status).name
-        cpu = " (the CPU time limit)" if name == "SIGXCPU" else " (the memory limit?)" if name == "SIGKILL" else ""
-        return f"nbgrader was killed by {name}{cpu}"
-    return f"nbgrader exited with status {status}"
+        if name == "SIGXCPU":
+            return _("nbgrader was killed by {signal} (the CPU time limit)").format(signal=name)
+        if name == "SIGKILL":
+            return _("nbgrader was killed by {signal} (the memory limit?)").format(signal=name)
+        return _("nbgrader was killed by {signal}").format(signal=name)
+    return _("nbgrader exited with status {status}").format(status=status)
 
 
 def failure_reason(status: int | None, output: str, limits: Limits) -> str:
@@ -165,12 +171,13 @@ def failure_reason(status: int | None, output: str, limits: Limits) -> str:
     if status is None or status < 0:
         return _status_text(status, limits)
     known = reason_in_log(output)
-    return known if known else f"{_status_text(status, limits)}: {last_error(output)}"
+    return known if known else _("{status}: {error}").format(status=_status_text(status, limits),
+                                                             error=last_error(output))
 
 
 def reason_in_log(log: str) -> str | None:
     """The reason for the first known failure that nbgrader's log shows (see ``FAILURE_REASONS``), or None."""
-    return next((reason for pattern, reason in FAILURE_REASONS if re.search(pattern, log)), None)
+    return next((_(reason) for pattern, reason in FAILURE_REASONS if re.search(pattern, log)), None)
 
 
 def last_error(log: str) -> str:
@@ -186,7 +193,7 @@ def last_error(log: str) -> str:
     lines = [line.strip() for line in log.splitlines()]
     raised = [line for line in lines if EXCEPTION_LINE.match(line) and "Please see the" not in line]
     errors = [line for line in lines if "[ERROR]" in line or "Error" in line]
-    return (raised or errors or ["see its log"])[-1]
+    return (raised or errors or [_("see its log")])[-1]
 
 
 # --- grading ---------------------------------------------------------------------------------------
@@ -308,7 +315,8 @@ def grade_class(course: Path, assignment: str, limits: Limits = Limits(), *, stu
     results = {}
     with tempfile.TemporaryDirectory(prefix="sdpa-class-") as folder, \
             ThreadPoolExecutor(max_workers=max(1, jobs)) as pool, \
-            tqdm(total=len(students), desc=f"grading {assignment}", unit="student", disable=not progress) as bar:
+            tqdm(total=len(students), desc=_("grading {assignment}").format(assignment=assignment), unit=_("student"),
+                 disable=not progress) as bar:
         os.chmod(folder, 0o755)  # a sandboxed kernel runs as a user of its own in its autograded folder
         snapshot = Path(folder) / "gradebook.db"
         shutil.copy2(course / "gradebook.db", snapshot)
@@ -359,12 +367,12 @@ def _land(course: Path, results: dict[str, StudentResult], private: Path) -> dic
 
 
 UNGRADABLE_PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{assignment}: not graded</title></head>
-<body><h1>{assignment}: your submission could not be graded</h1>
+<html lang="{language}"><head><meta charset="utf-8"><title>{title}</title></head>
+<body><h1>{heading}</h1>
 <p>{reason}</p>
-<p>Nothing of it was scored. Start again from the released notebook if its cells were changed, check that it
-runs top to bottom (Kernel, Restart and Run All), and submit again; or ask your instructor.</p></body></html>
+<p>{advice}</p></body></html>
 """
+HTML_LANGUAGES = {"en": "en", "zh": "zh-CN"}
 
 
 def write_ungradable_feedback(course: Path, result: StudentResult) -> Path:
@@ -372,8 +380,15 @@ def write_ungradable_feedback(course: Path, result: StudentResult) -> Path:
     folder = Path(course) / "feedback" / result.student / result.assignment
     folder.mkdir(parents=True, exist_ok=True)
     page = folder / "not_graded.html"
-    page.write_text(UNGRADABLE_PAGE.format(assignment=html.escape(result.assignment),
-                                           reason=html.escape(result.reason)), encoding="utf-8")
+    assignment = html.escape(result.assignment)
+    page.write_text(UNGRADABLE_PAGE.format(
+        language=HTML_LANGUAGES[spoken_language()],
+        title=_("{assignment}: not graded").format(assignment=assignment),
+        heading=_("{assignment}: your submission could not be graded").format(assignment=assignment),
+        reason=html.escape(result.reason),
+        advice=_("Nothing of it was scored. Start again from the released notebook if its cells were changed, check "
+                 "that it runs top to bottom (Kernel, Restart and Run All), and submit again; or ask your "
+                 "instructor.")), encoding="utf-8")
     return page
 
 

@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 import numpy as np
 
 from .differences import describe_difference
-from ..i18n.messages import _
+from ..i18n.messages import C_, _
 from .errors import ForbiddenCallError, GradingError
 from .forbid import unavailable
 from .integrity import check_environment
@@ -57,7 +57,7 @@ def side_by_side(yours, answer) -> str:
     left, right = show(np.asarray(yours)).splitlines(), show(np.asarray(answer)).splitlines()
     heading = _("yours")
     width = max(len(heading), *(len(line) for line in left))
-    rows = [f"{heading.ljust(width)}   {_('answer')}"] + [f"{a.ljust(width)}   {b}" for a, b in
+    rows = [f"{heading.ljust(width)}   {C_('the correct value', 'answer')}"] + [f"{a.ljust(width)}   {b}" for a, b in
                                                   zip(left + [""] * (len(right) - len(left)), right + [""] * (len(left) - len(right)))]
     return "\n".join(rows)
 

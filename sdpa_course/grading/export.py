@@ -20,11 +20,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterable
 
+from ..i18n.messages import N_, _
 from ..json_file import write_atomically
 from .autograde import GRADED, UNGRADABLE, StudentResult
 from .gradebook import gradebook_url
 
-MISSING, NEEDS_MANUAL = "missing", "needs manual grading"
+MISSING, NEEDS_MANUAL = N_("missing"), N_("needs manual grading")  # data in the export: translated where shown
 STATUS_FILE = Path("grades") / "status.json"
 COLUMNS = ("student", "first_name", "last_name", "email", "lms_user_id", "assignment", "status", "auto_score",
            "manual_score", "late_penalty", "score", "max_score", "reason", "failed_tests")
@@ -41,7 +42,8 @@ def load_status(course: Path) -> dict:
     except FileNotFoundError:
         return {}
     except ValueError as error:
-        raise ValueError(f"{path} is not valid JSON ({error}); move it aside and grade again to rebuild it") from None
+        raise ValueError(_("{path} is not valid JSON ({error}); move it aside and grade again to rebuild it").format(
+            path=path, error=error)) from None
 
 
 def record_status(course: Path, results: Iterable[StudentResult]) -> Path:
@@ -103,12 +105,12 @@ def _row(student, student_id: str, assignment, submission, last: dict | None) ->
                     lms_user_id=getattr(student, "lms_user_id", None) or "", assignment=assignment.name,
                     max_score=assignment.max_score)
     if last is not None and last["status"] == UNGRADABLE:
-        kept = " (the gradebook keeps an earlier grading of it)" if submission is not None else ""
+        kept = _(" (the gradebook keeps an earlier grading of it)") if submission is not None else ""
         return Row(**identity, status=UNGRADABLE, auto_score=None, manual_score=None, late_penalty=None, score=None,
                    reason=f"{last['reason']}{kept}", failed_tests="")
     if submission is None:
         return Row(**identity, status=MISSING, auto_score=None, manual_score=None, late_penalty=None, score=None,
-                   reason="no submission graded", failed_tests="")
+                   reason=_("no submission graded"), failed_tests="")
     grades = [grade for notebook in submission.notebooks for grade in notebook.grades]
     manual = [grade.manual_score for grade in grades if grade.manual_score is not None]
     failed = [grade.name for grade in grades if grade.cell_type == "code" and grade.score < grade.max_score]

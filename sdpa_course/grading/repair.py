@@ -50,9 +50,12 @@ from pathlib import Path
 
 import nbformat
 
-ANSWER, TEST, LOCKED, TASK = "answer cell", "test cell", "locked cell", "task cell"
+from ..i18n.messages import N_, _
+
+# A kind is also what the messages call the cell ("the answer cell ..."): translated where it is said.
+ANSWER, TEST, LOCKED, TASK = N_("answer cell"), N_("test cell"), N_("locked cell"), N_("task cell")
 FLAGS = ("grade", "solution", "locked", "task")
-NOTE_TITLE = "**Notes from grading.**"
+NOTE_TITLE = N_("**Notes from grading.**")  # the note's first words, in the language of the grading
 
 
 @dataclass(frozen=True)
@@ -163,12 +166,14 @@ def metadata_problems(cell, expected: Expected) -> list[str]:
     from nbgrader.nbgraderformat.common import SchemaMismatchError, ValidationError
     meta = cell.metadata.get("nbgrader")
     if not isinstance(meta, dict):
-        return [f"it is {type(meta).__name__} {str(meta)[:40]!r}, not nbgrader's dictionary"]
+        return [_("it is {type} {value!r}, not nbgrader's dictionary").format(type=type(meta).__name__,
+                                                                             value=str(meta)[:40])]
     canonical = expected.metadata()
-    problems = [f'"{key}" is {meta.get(key, False)!r}, released {canonical[key]!r}'
+    changed = _('"{key}" is {value!r}, released {released!r}')
+    problems = [changed.format(key=key, value=meta.get(key, False), released=canonical[key])
                 for key in FLAGS if meta.get(key, False) != canonical[key]]
     if expected.grade and _number(meta.get("points")) != _number(expected.points):
-        problems.append(f'"points" is {meta.get("points")!r}, released {expected.points!r}')
+        problems.append(changed.format(key="points", value=meta.get("points"), released=expected.points))
     if not problems:
         probe = nbformat.from_dict({**copy.deepcopy(cell), "cell_type": expected.cell_type})
         try:
@@ -226,7 +231,7 @@ def repair(notebook, expected: list[Expected], name: str = "") -> list[str]:
     matched = match_loose(cells, expected, found, sorted(loose))
 
     def where(i: int) -> str:
-        return f"{name}: {describe(cells[i], i)}" if name else describe(cells[i], i)
+        return _("{notebook}: {cell}").format(notebook=name, cell=describe(cells[i], i)) if name else describe(cells[i], i)
 
     said = []  # (cell index, message): the messages come in the notebook's order
     for e in expected:
@@ -235,18 +240,22 @@ def repair(notebook, expected: list[Expected], name: str = "") -> list[str]:
                      restore(cells, found[e.name], e, renamed=found[e.name] in matched, taken=known, where=where)]
     for i, grade_id in copies.items():
         kept, kind = found[grade_id], known[grade_id].kind
-        said.append((i, f"{where(i)} and cell {kept + 1} are both the {kind} \"{grade_id}\" (copy and paste keeps a "
-                        f"cell's nbgrader id, and only one cell may carry it): the id stays on cell {kept + 1}; "
-                        f"{COPY_CONSEQUENCE[kind].format(copy=i + 1, kept=kept + 1)} Delete the copy you do not want."))
+        said.append((i, _('{cell} and cell {kept} are both the {kind} "{grade_id}" (copy and paste keeps a cell\'s '
+                          "nbgrader id, and only one cell may carry it): the id stays on cell {kept}; {consequence} "
+                          "Delete the copy you do not want.").format(
+            cell=where(i), kept=kept + 1, kind=_(kind), grade_id=grade_id,
+            consequence=_(COPY_CONSEQUENCE[kind]).format(copy=i + 1, kept=kept + 1))))
         demote(cells, i, run=kind != TEST)
     for i in set(loose) - set(matched):
         test_copy = any(e.kind == TEST and looks_like(cells[i], e) for e in expected)
-        kept = "It is a copy of a test: it is not run" if test_copy else "It is kept as a cell of your own"
-        said.append((i, f"{where(i)} {unknown_claim(cells[i], known, found)} {kept}, for no points. If it is a "
-                        f"released cell, set its grade_id back (or start from a fresh copy of the released notebook "
-                        f"and paste your work into it); if you added it, remove its nbgrader metadata."))
+        kept = _("It is a copy of a test: it is not run, for no points.") if test_copy else \
+            _("It is kept as a cell of your own, for no points.")
+        said.append((i, _("{cell} {claim} {kept} If it is a released cell, set its grade_id back (or start from a "
+                          "fresh copy of the released notebook and paste your work into it); if you added it, remove "
+                          "its nbgrader metadata.").format(cell=where(i), claim=unknown_claim(cells[i], known, found),
+                                                           kept=kept)))
         demote(cells, i, run=not test_copy)
-    return [message for _, message in sorted(said, key=lambda item: item[0])]
+    return [message for unused_index, message in sorted(said, key=lambda item: item[0])]
 
 
 def demote(cells, index: int, *, run: bool) -> None:
@@ -257,10 +266,10 @@ def demote(cells, index: int, *, run: bool) -> None:
 
 
 COPY_CONSEQUENCE = {  # what grading does with the copy that lost the id ({copy}) and the cell that kept it ({kept})
-    ANSWER: "both are graded as they run in your notebook, in order (the later definition wins).",
-    TEST: "the test is graded once, at cell {kept}, from the released test, and cell {copy} is not run.",
-    LOCKED: "cell {copy} is kept as a cell of your own.",
-    TASK: "cell {copy} is kept as a cell of your own.",
+    ANSWER: N_("both are graded as they run in your notebook, in order (the later definition wins)."),
+    TEST: N_("the test is graded once, at cell {kept}, from the released test, and cell {copy} is not run."),
+    LOCKED: N_("cell {copy} is kept as a cell of your own."),
+    TASK: N_("cell {copy} is kept as a cell of your own."),
 }
 
 
@@ -307,30 +316,33 @@ def restore(cells, index: int, expected: Expected, *, renamed: bool, taken, wher
     """Give the cell found for ``expected`` its id, metadata and type back as released; say what changed."""
     cell, messages = cells[index], []
     label = where(index)
-    graded_as = " (a test is graded from the released test, not from its text in your notebook)" \
+    kind = _(expected.kind)
+    graded_as = _(" (a test is graded from the released test, not from its text in your notebook)") \
         if expected.kind == TEST else ""
     if renamed:
         old = claimed_id(cell)
-        had = (f'has the id "{old}" of another cell' if old in taken else
-               f'has the id "{old}", which this notebook does not have' if old else
-               "has lost its grade_id" if isinstance(cell.metadata.get("nbgrader"), dict)
-               else "has nbgrader metadata that cannot be read")
-        messages.append(f'{label} {had}; it is the {expected.kind} "{expected.name}" and is graded as that'
-                        f'{graded_as}. Restore its id: set "grade_id" back to "{expected.name}" in the cell\'s '
-                        f"metadata (Property Inspector, Advanced Tools), or paste your work into a fresh copy of the "
-                        f"released notebook.")
+        had = (_('has the id "{old}" of another cell').format(old=old) if old in taken else
+               _('has the id "{old}", which this notebook does not have').format(old=old) if old else
+               _("has lost its grade_id") if isinstance(cell.metadata.get("nbgrader"), dict)
+               else _("has nbgrader metadata that cannot be read"))
+        messages.append(_('{cell} {had}; it is the {kind} "{grade_id}" and is graded as that{graded_as}. Restore its '
+                          'id: set "grade_id" back to "{grade_id}" in the cell\'s metadata (Property Inspector, '
+                          "Advanced Tools), or paste your work into a fresh copy of the released notebook.").format(
+            cell=label, had=had, kind=kind, grade_id=expected.name, graded_as=graded_as))
         cell.metadata["nbgrader"] = metadata_for(cell, expected)
     else:
         problems = metadata_problems(cell, expected)
         if problems:
-            messages.append(f'{label}: the nbgrader metadata of the {expected.kind} "{expected.name}" was changed '
-                            f'({"; ".join(problems)}); it is graded as released{graded_as}. Restore it: copy the '
-                            f"cell's metadata from the released notebook, or paste your work into a fresh copy of it.")
+            messages.append(_('{cell}: the nbgrader metadata of the {kind} "{grade_id}" was changed ({problems}); it is '
+                              "graded as released{graded_as}. Restore it: copy the cell's metadata from the released "
+                              "notebook, or paste your work into a fresh copy of it.").format(
+                cell=label, kind=kind, grade_id=expected.name, problems="; ".join(problems), graded_as=graded_as))
             cell.metadata["nbgrader"] = metadata_for(cell, expected)
     if cell.cell_type != expected.cell_type:
-        messages.append(f'{label}: the {expected.kind} "{expected.name}" was changed from {expected.cell_type} to '
-                        f"{cell.cell_type}; it is graded as {expected.cell_type}, as released. Change it back "
-                        f"(select the cell, press Esc, then {'Y' if expected.cell_type == 'code' else 'M'}).")
+        messages.append(_('{cell}: the {kind} "{grade_id}" was changed from {released} to {now}; it is graded as '
+                          "{released}, as released. Change it back (select the cell, press Esc, then {key}).").format(
+            cell=label, kind=kind, grade_id=expected.name, released=expected.cell_type, now=cell.cell_type,
+            key="Y" if expected.cell_type == "code" else "M"))
         cells[index] = with_type(cell, expected.cell_type)
     return messages
 
@@ -356,20 +368,24 @@ def with_type(cell, cell_type: str):
 
 def describe(cell, index: int) -> str:
     """``cell 5 (`def softmax(x, axis=-1):`)``: where a learner finds the cell (1 = the top) and how it starts."""
-    return f"cell {index + 1} (`{first_line(cell.source)}`)" if cell.source.strip() else f"cell {index + 1} (empty)"
+    if cell.source.strip():
+        return _("cell {number} (`{line}`)").format(number=index + 1, line=first_line(cell.source))
+    return _("cell {number} (empty)").format(number=index + 1)
 
 
 def unknown_claim(cell, known: dict[str, Expected], found: dict[str, int]) -> str:
     """What a loose cell claims to be, in words."""
     grade_id = claimed_id(cell)
     if grade_id in known:
-        return (f'carries the id "{grade_id}" of cell {found[grade_id] + 1}, and two cells cannot share an id; it does '
-                f"not look like the {known[grade_id].kind} \"{grade_id}\".")
+        return _('carries the id "{grade_id}" of cell {cell}, and two cells cannot share an id; it does not look like '
+                 'the {kind} "{grade_id}".').format(grade_id=grade_id, cell=found[grade_id] + 1,
+                                                   kind=_(known[grade_id].kind))
     if grade_id:
-        return f'has the nbgrader id "{grade_id}", which this notebook does not have, and matches no missing cell.'
+        return _('has the nbgrader id "{grade_id}", which this notebook does not have, and matches no missing '
+                 "cell.").format(grade_id=grade_id)
     if isinstance(cell.metadata.get("nbgrader"), dict):
-        return "has nbgrader metadata without a grade_id, and matches no missing cell."
-    return "has nbgrader metadata that cannot be read, and matches no missing cell."
+        return _("has nbgrader metadata without a grade_id, and matches no missing cell.")
+    return _("has nbgrader metadata that cannot be read, and matches no missing cell.")
 
 
 # --- where the repairs are used: grading and validating ------------------------------------------------
@@ -416,9 +432,10 @@ def repair_submission(folder: Path, url: str, assignment: str) -> list[str]:
 def note_text(messages: list[str]) -> str:
     """The markdown note on top of a repaired notebook (the cell numbers are those of the submitted notebook)."""
     items = "\n".join(f"- {message}" for message in messages)
-    return (f"{NOTE_TITLE} Some graded cells of this notebook were not as released (a copied cell, or a changed id, "
-            f"type or metadata). Grading repaired a copy of it as said below, and graded the rest as usual; the "
-            f"notebook you submitted is kept as it was, and the cell numbers count from its top.\n\n{items}")
+    return _("{title} Some graded cells of this notebook were not as released (a copied cell, or a changed id, type or "
+             "metadata). Grading repaired a copy of it as said below, and graded the rest as usual; the notebook you "
+             "submitted is kept as it was, and the cell numbers count from its top.").format(
+        title=_(NOTE_TITLE)) + f"\n\n{items}"
 
 
 def source_of(source_folder: Path, notebook_path: Path) -> Path | None:

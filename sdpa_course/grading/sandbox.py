@@ -79,6 +79,8 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Bool, Dict, Int, List, Unicode
 
+from ..i18n.messages import N_, _
+
 __all__ = [
     "SandboxStatus",
     "SandboxUnavailableError",
@@ -94,12 +96,12 @@ NAMESPACE_OPTIONS = ("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unsha
                      "--unshare-cgroup-try", "--die-with-parent", "--new-session")
 """bwrap options that give the sandbox its own namespaces and tie its life to the grader."""
 
-FILE_SYSTEM_ISOLATION = "file-system isolation"
-NETWORK_ISOLATION = "network isolation"
-PROCESS_ISOLATION = "process isolation"
-PROCESS_COUNT_LIMIT = "the process-count limit"
-SCRATCH_SIZE_LIMIT = "the scratch-size limit"
-UNPRIVILEGED_USER = "an unprivileged user id"
+FILE_SYSTEM_ISOLATION = N_("file-system isolation")
+NETWORK_ISOLATION = N_("network isolation")
+PROCESS_ISOLATION = N_("process isolation")
+PROCESS_COUNT_LIMIT = N_("the process-count limit")
+SCRATCH_SIZE_LIMIT = N_("the scratch-size limit")
+UNPRIVILEGED_USER = N_("an unprivileged user id")
 
 SANDBOX_END_TIMEOUT = 10.0
 """Seconds to wait for the sandbox's processes to be gone after they were killed."""
@@ -155,9 +157,10 @@ class SandboxStatus:
 
     def fallback_sentence(self) -> str:
         """The warning given when kernels run without the sandbox."""
-        *most, last = self.protections_off
-        return (f"bubblewrap cannot sandbox the grading kernel here ({self.problem}), so it runs without "
-                f"{', '.join(most)} and {last}; only the memory and CPU-time limits apply.")
+        *most, last = (_(protection) for protection in self.protections_off)
+        return _("bubblewrap cannot sandbox the grading kernel here ({problem}), so it runs without {most} and "
+                 "{last}; only the memory and CPU-time limits apply.").format(problem=self.problem,
+                                                                             most=_(", ").join(most), last=last)
 
 
 @functools.lru_cache(maxsize=None)
@@ -175,17 +178,17 @@ def sandbox_status(bwrap: str = "bwrap") -> SandboxStatus:
     """
     executable = shutil.which(bwrap)
     if executable is None:
-        problem = f"no bwrap executable {bwrap!r} (Debian package: bubblewrap)"
+        problem = _("no bwrap executable {name!r} (Debian package: bubblewrap)").format(name=bwrap)
     else:
         trial = [executable, *_bwrap_namespace_options(), *_system_mount_options(),
                  "--proc", "/proc", "--dev", "/dev", "--size", str(1 << 20), "--tmpfs", SCRATCH_FOLDER,
                  "--", shutil.which("true") or "/bin/true"]
         try:
             result = subprocess.run(trial, capture_output=True, text=True, timeout=30, check=False)
-            problem = "" if result.returncode == 0 else (
-                f"'bwrap ... true' failed with exit code {result.returncode}: {result.stderr.strip()}")
+            problem = "" if result.returncode == 0 else _("'bwrap ... true' failed with exit code {code}: {message}").format(
+                code=result.returncode, message=result.stderr.strip())
         except (OSError, subprocess.TimeoutExpired) as error:
-            problem = f"'bwrap ... true' could not run: {error}"
+            problem = _("'bwrap ... true' could not run: {error}").format(error=error)
     if not problem:
         return SandboxStatus(usable=True, bwrap=executable, problem="", protections_off=())
     protections_off = [FILE_SYSTEM_ISOLATION, NETWORK_ISOLATION, PROCESS_ISOLATION,
@@ -272,7 +275,8 @@ class SandboxedKernelManager(AsyncKernelManager):
         status = sandbox_status(self.bwrap_path)
         if not status.usable:
             if self.strict:
-                raise SandboxUnavailableError(f"bubblewrap cannot sandbox the grading kernel: {status.problem}")
+                raise SandboxUnavailableError(_("bubblewrap cannot sandbox the grading kernel: {problem}").format(
+                    problem=status.problem))
             sentence = status.fallback_sentence()
             if sentence not in _fallback_warnings_given:
                 _fallback_warnings_given.add(sentence)
@@ -346,8 +350,8 @@ class SandboxedKernelManager(AsyncKernelManager):
             sandbox_info = info.read()
         if not sandbox_info:
             exit_code = self.provisioner.process.wait()
-            raise RuntimeError(f"bwrap exited with code {exit_code} before it started the sandbox; "
-                               f"its message is on the grader's stderr")
+            raise RuntimeError(_("bwrap exited with code {code} before it started the sandbox; its message is on the "
+                                 "grader's stderr").format(code=exit_code))
         self._sandbox_init_pidfd = os.pidfd_open(json.loads(sandbox_info)["child-pid"])
 
     def _free_runtime_folder_and_uid(self) -> None:
@@ -364,12 +368,12 @@ class SandboxedKernelManager(AsyncKernelManager):
         """The folder the kernel starts in: ``workdir``, else ``cwd``; it must exist."""
         folder = self.workdir or cwd
         if not folder:
-            raise ValueError("SandboxedKernelManager has no working folder for the kernel: set "
-                             "SandboxedKernelManager.workdir or start the kernel with cwd= (nbclient passes "
-                             "resources['metadata']['path'])")
+            raise ValueError(_("SandboxedKernelManager has no working folder for the kernel: set "
+                               "SandboxedKernelManager.workdir or start the kernel with cwd= (nbclient passes "
+                               "resources['metadata']['path'])"))
         path = Path(folder).resolve()
         if not path.is_dir():
-            raise FileNotFoundError(f"the kernel's working folder {path} is not a folder")
+            raise FileNotFoundError(_("the kernel's working folder {path} is not a folder").format(path=path))
         return path
 
     def _make_runtime_folder(self, root_owned_sandbox: bool) -> None:
@@ -378,8 +382,8 @@ class SandboxedKernelManager(AsyncKernelManager):
         if root_owned_sandbox:
             for folder in filter(None, (self.extra_import_folder, self._working_folder)):
                 if os.stat(folder).st_mode & 0o005 != 0o005:
-                    raise PermissionError(f"{folder} must be readable by others (chmod o+rx): the kernel "
-                                          f"runs as an unprivileged uid")
+                    raise PermissionError(_("{folder} must be readable by others (chmod o+rx): the kernel runs as an "
+                                            "unprivileged uid").format(folder=folder))
             self._sandbox_uid, self._uid_lock_fd = _claim_sandbox_uid(
                 self.sandbox_uid_base, self.sandbox_uid_count, root / "sdpa-sandbox-uids")
         self._runtime_folder = Path(tempfile.mkdtemp(prefix="sdpa-sandbox-", dir=root))
@@ -390,8 +394,9 @@ class SandboxedKernelManager(AsyncKernelManager):
         """Raise when the kernel's interpreter would not be visible inside the sandbox."""
         if self.sandboxed and not any(_is_within(Path(executable), folder)
                                       for folder in [*self._python_folders(), Path("/usr")]):
-            raise ValueError(f"the kernel's interpreter {executable} is outside the folders mounted in the "
-                             f"sandbox; add its installation to SandboxedKernelManager.python_folders")
+            raise ValueError(_("the kernel's interpreter {executable} is outside the folders mounted in the sandbox; "
+                               "add its installation to SandboxedKernelManager.python_folders").format(
+                executable=executable))
 
     def _python_folders(self) -> list[Path]:
         """The Python installation folders to mount, without duplicates."""
@@ -524,7 +529,8 @@ def _claim_sandbox_uid(first_uid: int, count: int, lock_folder: Path) -> tuple[i
     """
     lock_folder.mkdir(mode=0o700, exist_ok=True)
     if lock_folder.stat().st_uid != os.geteuid():
-        raise PermissionError(f"the sandbox uid lock folder {lock_folder} belongs to another user")
+        raise PermissionError(_("the sandbox uid lock folder {folder} belongs to another user").format(
+            folder=lock_folder))
     busy_uids = _real_uids_of_processes()
     for uid in range(first_uid, first_uid + count):
         if uid in busy_uids:
@@ -536,8 +542,8 @@ def _claim_sandbox_uid(first_uid: int, count: int, lock_folder: Path) -> tuple[i
             os.close(lock_fd)
             continue
         return uid, lock_fd
-    raise RuntimeError(f"all {count} sandbox uids from {first_uid} are held by running kernels or other "
-                       f"processes; raise SandboxedKernelManager.sandbox_uid_count")
+    raise RuntimeError(_("all {count} sandbox uids from {first} are held by running kernels or other processes; "
+                         "raise SandboxedKernelManager.sandbox_uid_count").format(count=count, first=first_uid))
 
 
 def _real_uids_of_processes() -> set[int]:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import nbformat
 
+from ..i18n.messages import _
 from ..json_file import write_atomically
 from .autograde import GRADED, UNGRADABLE, FailedTest, StudentResult, last_error, reason_in_log
 from .gradebook import autograde_record, gradebook_url, submission_scores
@@ -145,7 +146,7 @@ def error_message(cell) -> str:
     errors = [output for output in cell.get("outputs", []) if output.get("output_type") == "error"]
     if errors:
         return f"{errors[-1].get('ename', 'Error')}: {errors[-1].get('evalue', '')}".strip()
-    return "no error shown (partial credit)"
+    return _("no error shown (partial credit)")
 
 
 def errors_outside_tests(autograded: Path) -> list[str]:
@@ -157,12 +158,13 @@ def errors_outside_tests(autograded: Path) -> list[str]:
     notes = []
     for path in sorted(autograded.glob("*.ipynb")):
         cells = nbformat.read(path, as_version=4).cells
-        noted = 1 if cells and cells[0].cell_type == "markdown" and cells[0].source.startswith(NOTE_TITLE) else 0
+        noted = 1 if cells and cells[0].cell_type == "markdown" and cells[0].source.startswith(_(NOTE_TITLE)) else 0
         for index, cell in enumerate(cells[noted:], start=1):
             meta = cell.metadata.get("nbgrader", {})
             if cell.cell_type == "code" and not meta.get("grade") and any(
                     output.get("output_type") == "error" for output in cell.get("outputs", [])):
-                notes.append(f"{path.stem} cell {meta.get('grade_id', index)}: {error_message(cell)[:200]}")
+                notes.append(_("{notebook} cell {cell}: {error}").format(
+                    notebook=path.stem, cell=meta.get("grade_id", index), error=error_message(cell)[:200]))
     return notes
 
 
@@ -183,11 +185,15 @@ def tampered_cells(submission: Path, url: str, assignment: str) -> list[str]:
                          for cell in nbformat.read(path, as_version=4).cells} if path.exists() else {}
             tests = {cell.name for cell in source_notebook.grade_cells}
             for cell in (c for c in source_notebook.source_cells if c.locked):
-                kind = "test cell" if cell.name in tests else "locked cell"
+                test = cell.name in tests
                 if cell.name not in submitted:
-                    notes.append(f"{kind} {cell.name} was deleted" + (" (restored for grading)" if kind == "test cell" else ""))
+                    deleted = _("test cell {name} was deleted (restored for grading)") if test else \
+                        _("locked cell {name} was deleted")
+                    notes.append(deleted.format(name=cell.name))
                 elif visible_lines(submitted[cell.name]) != visible_lines(cell.source):
-                    notes.append(f"{kind} {cell.name} was edited (graded as the original)")
+                    edited = _("test cell {name} was edited (graded as the original)") if test else \
+                        _("locked cell {name} was edited (graded as the original)")
+                    notes.append(edited.format(name=cell.name))
     return notes
 
 
@@ -248,12 +254,13 @@ def grade(course: Path, assignment: str, student: str, options: dict, *, generat
             made = generated_gradebook(course, assignment, api, cache)
             if not made["success"]:
                 return StudentResult(student, assignment, UNGRADABLE,
-                                     reason=f"the assignment could not be generated: {made.get('error', '')[-500:]}")
+                                     reason=_("the assignment could not be generated: {error}").format(
+                                         error=made.get("error", "")[-500:]))
         submission, repairs = repaired_submission(course, copies, url, assignment, student)
         graded = api.autograde(assignment, student, force=True, create=True)
         if not graded["success"]:
             log = f"{graded.get('log', '')}\n{graded.get('error', '')}"
-            reason = reason_in_log(log) or f"nbgrader could not grade it: {last_error(log)}"
+            reason = reason_in_log(log) or _("nbgrader could not grade it: {error}").format(error=last_error(log))
             return StudentResult(student, assignment, UNGRADABLE, reason="; ".join([*repairs, reason]))
         notes = repairs + tampered_cells(submission, url, assignment)
     autograded = books / "autograded" / student / assignment
@@ -262,9 +269,10 @@ def grade(course: Path, assignment: str, student: str, options: dict, *, generat
     if private is not None:
         feedback = api.generate_feedback(assignment, student, force=True)
         if not feedback["success"]:
-            notes.append(f"no feedback: {last_error(feedback.get('log', '') + feedback.get('error', ''))}")
-    return StudentResult(student, assignment, GRADED, score=sum(s for s, _ in scores.values()),
-                         max_score=sum(m for _, m in scores.values()), reason="; ".join(notes),
+            notes.append(_("no feedback: {error}").format(
+                error=last_error(feedback.get("log", "") + feedback.get("error", ""))))
+    return StudentResult(student, assignment, GRADED, score=sum(s for s, unused in scores.values()),
+                         max_score=sum(m for unused, m in scores.values()), reason="; ".join(notes),
                          failed=failed_tests(autograded, scores), notes=notes,
                          record=autograde_record(private, assignment, student) if private is not None else None)
 

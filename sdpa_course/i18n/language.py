@@ -2,12 +2,14 @@
 
 ``$SDPA_LANG`` (``en`` or ``zh``) decides; without it, a Chinese locale (``LC_ALL``,
 ``LC_MESSAGES`` or ``LANG`` starting with ``zh``) means Chinese.  ``sdpa-quiz --lang`` and
-``sdpa-course --lang`` set it for their run; in a notebook, :func:`set_language` sets it for the
+``sdpa-course --lang`` set it for their run (read before their parser is built, :func:`language_argument`, so
+that their help is in that language too); in a notebook, :func:`set_language` sets it for the
 kernel (the widgets and the quiz read it when they start).
 """
 from __future__ import annotations
 
 import os
+from typing import Sequence
 
 LANGUAGE_ENV = "SDPA_LANG"
 LANGUAGES = ("en", "zh")
@@ -42,19 +44,21 @@ def set_language(language: str) -> None:
     os.environ[LANGUAGE_ENV] = language
 
 
-def language_from_argv(argv) -> str | None:
-    """The value of ``--lang`` in ``argv`` (``--lang zh`` or ``--lang=zh``; the last one given), or None.
+def language_argument(argv: Sequence[str]) -> str | None:
+    """The language a command line asks for with ``--lang LANG`` or ``--lang=LANG`` (the last one), or None.
 
-    A command reads it before it builds its parser, so that even its ``--help`` speaks that language; the
-    parser still checks the value.
+    A command reads it before it builds its parser, so that the help and the parser's messages are in that
+    language (``sdpa-course check --lang zh --help``); a value that is not a language of the course is left to
+    the parser to refuse.
+
+    Examples
+    --------
+    >>> language_argument(["check", "5", "--lang", "zh"]), language_argument(["--lang=en"]), language_argument(["-h"])
+    ('zh', 'en', None)
     """
-    found = None
-    arguments = list(argv)
-    for index, argument in enumerate(arguments):
-        if argument == "--":
-            break
-        if argument == "--lang" and index + 1 < len(arguments):
-            found = arguments[index + 1]
-        elif argument.startswith("--lang="):
-            found = argument.split("=", 1)[1]
-    return found
+    chosen = None
+    for word, following in zip(argv, [*argv[1:], None]):
+        value = following if word == "--lang" else word.removeprefix("--lang=") if word.startswith("--lang=") else None
+        if value in LANGUAGES:
+            chosen = value
+    return chosen

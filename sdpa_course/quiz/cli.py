@@ -21,7 +21,8 @@ import numpy as np
 
 from fsrs import Rating
 
-from ..i18n.language import LANGUAGES, language_from_argv, set_language
+from ..i18n.commands import TranslatedParser
+from ..i18n.language import LANGUAGES, language_argument, set_language
 from ..i18n.messages import _
 from .countdown import Countdown, read_line
 from .engine import (AnswerError, Presented, QuizSession, answer_hint, describe, feedback, format_question,
@@ -44,20 +45,11 @@ class StopQuiz(Exception):
     """The learner asked to stop (typed q, or the input ended)."""
 
 
-class HelpFormatter(argparse.HelpFormatter):
-    """argparse's help, its "usage: " in the learner's language (the options' texts are ours, marked)."""
-
-    def add_usage(self, usage, actions, groups, prefix=None):
-        super().add_usage(usage, actions, groups, _("usage: ") if prefix is None else prefix)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="sdpa-quiz", formatter_class=HelpFormatter, add_help=False,
+    parser = TranslatedParser(
+        prog="sdpa-quiz",
         description=_("Interview review for scaled dot-product attention: quiz yourself, "
                       "and re-ask what you got wrong (the wrong-answer book) until you know it."))
-    parser._optionals.title = _("options")  # argparse's own heading, not translated by argparse
-    parser.add_argument("-h", "--help", action="help", help=_("show this help message and exit"))
     parser.add_argument("--chapter", help=_("chapter number or slug, e.g. 4 or scaling"))
     parser.add_argument("--tag", help=_("topic tag, e.g. masks, multi-head, complexity"))
     parser.add_argument("--difficulty", choices=DIFFICULTIES)
@@ -263,8 +255,8 @@ def drills_due(drills: list[str]) -> str:
 def main(argv=None) -> int:
     """Entry point of ``sdpa-quiz``; returns the exit status (0, 2 for bad options, 130 after Ctrl-C)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if language_from_argv(argv) in LANGUAGES:  # before the parser is built: its help speaks the language too
-        set_language(language_from_argv(argv))
+    if language_argument(argv):  # before the parser is built: its help speaks the language too
+        set_language(language_argument(argv))
     args = build_parser().parse_args(argv)
     if args.lang:  # also an abbreviated --la zh, which only the parser reads
         set_language(args.lang)
