@@ -278,3 +278,15 @@ def test_the_drill_time_line_and_table(language):
                         f"is recorded as late (not right, even when it passes).")
         assert table[0] == f"{'drill':<18} {'budget':>7}  writes"
         assert table[-1] == "sdpa-quiz --drill NAME starts one (the template goes to ./drill_<name>.py)."
+
+
+def test_a_drill_attempt_keeps_the_mistake_named_in_the_language_of_the_run(language):
+    """The store keeps the mistake's name, found in the grading message whichever language it is written in."""
+    from sdpa_course.grading.catalogue.masks import PADDING_MASK_MISTAKES
+    from sdpa_course.quiz.drill_attempts import chosen_text
+    from sdpa_course.quiz.drill_grading import DrillResult
+    mistake = PADDING_MASK_MISTAKES[0]
+    result = DrillResult(False, "wrong", "padding_mask: ...\n" + mistake.explanation())
+    shown = messages._(mistake.name)
+    assert chosen_text(result, late=False) == f"wrong: {shown}"
+    assert (shown != mistake.name) == (language == "zh")

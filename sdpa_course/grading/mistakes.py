@@ -6,7 +6,9 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from ..i18n.messages import _
+from ..i18n.messages import N_, _
+
+EXPLANATION = N_("This looks like a known mistake: {name}. {hint}")  # what a learner reads when one matches
 
 
 class Mistake(NamedTuple):
@@ -21,7 +23,7 @@ class Mistake(NamedTuple):
 
     def explanation(self) -> str:
         """"This looks like a known mistake: <name>. <hint>", in the learner's language."""
-        return _("This looks like a known mistake: {name}. {hint}").format(name=_(self.name), hint=_(self.hint))
+        return _(EXPLANATION).format(name=_(self.name), hint=_(self.hint))
 
 
 def _quietly(function: Callable, args, kwargs):

@@ -10,20 +10,25 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from ..grading.mistakes import EXPLANATION
 from ..i18n.messages import _
 from .countdown import format_duration
 from .drill_grading import COULD_NOT_GRADE, DrillResult
 from .drills import Drill
 from .store import AnswerStore, StoreError
 
-KNOWN_MISTAKE = re.compile(r"This looks like a known mistake: (.+?)\. ")  # as the grading engine names one
+def named_mistake(message: str) -> str | None:
+    """The name of the catalogued mistake a grading message names (:meth:`Mistake.explanation`, in the language
+    of the run), or None."""
+    before, _field, rest = _(EXPLANATION).partition("{name}")
+    found = re.search(re.escape(before) + "(.+?)" + re.escape(rest.partition("{hint}")[0]), message)
+    return found.group(1) if found else None
 
 
 def chosen_text(result: DrillResult, late: bool) -> str:
     """What the store keeps as the attempt's answer: ``passed``, or the kind of failure and the mistake named
     (else the message's first line)."""
-    named = KNOWN_MISTAKE.search(result.message)
-    first = named.group(1) if named else (result.message.splitlines() or [""])[0]
+    first = named_mistake(result.message) or (result.message.splitlines() or [""])[0]
     text = "passed" if result.passed else f"{result.problem}: {first}"
     return (text[:200] + ("..." if len(text) > 200 else "")) + (" (late)" if late else "")
 
