@@ -232,6 +232,11 @@ def test_a_translated_literal_keeps_its_kind_and_fields(english, chinese, proble
     (['print(f"{\'loop (ms)\':>10}")'], ["f\"{'loop (ms)':>10}\""]),
     (['print("query: " + row, "-> winner k%d" % best)'], ['"query: "', '"-> winner k%d"']),
     (['header = "| chapter |\\n"\ndisplay(Markdown(header + table))'], ['"| chapter |\\n"']),
+    (['table = [("self-attention", "O(1)"), ("recurrent", "O(L)")]\nfor name, cost in table:\n    print(f"{name:15} {cost}")'],
+     ['"self-attention"', '"O(1)"', '"recurrent"', '"O(L)"', 'f"{name:15} {cost}"']),
+    (['books = {"pour-over guide": [1, 0], "quantum physics": [0, 1]}\nkeys = np.array(list(books.values()))\n'
+      'for name, key in zip(books, keys):\n    print(f"{name:24s} {key}")'], ['"pour-over guide"', '"quantum physics"', 'f"{name:24s} {key}"']),
+    (['books = {"pour-over guide": [1, 0]}\nfor name in books:\n    print(name)', 'print(books["pour-over guide"])'], []),
     # used as code, the literals stay: compared, passed to a computation, a dict's key looked up
     (['for name in ("rope", "added"):\n    run(method=name)\n    print(name)'], []),
     (['for name in ("none", "sqrt"):\n    ax.plot(x, color="red" if name == "none" else "blue", label=name)'], []),

@@ -11,7 +11,9 @@ A literal is *shown* when it is:
 * bound to a name that its cell only shows: ``label = "scaled" if s else "unscaled"`` then
   ``ax.plot(x, y, label=label)``, or ``for name, mask in [("no mask", None), ...]`` (also through
   ``zip``, ``enumerate`` and a dict's ``.items()``) then ``ax.set_title(name)``.  A name is shown where
-  it stands in a showing position as above, or as a field of a shown f-string (``print(f"-> {reading}")``).
+  it stands in a showing position as above, or as a field of a shown f-string (``print(f"-> {reading}")``);
+  a list or dict written out and only iterated over (``table = [(...), ...]`` then ``for name, ... in
+  table``) gives its elements to the loop's names.
   A name its cell uses in any other way (compares it, passes it to a computation, looks something
   up with it), or that another cell uses so without binding it again, is not only shown: its
   literals stay as they are, since translating them would change what the code does.
@@ -77,18 +79,23 @@ def _shown_parts(expression: ast.expr, literals: list[ast.expr], names: list[ast
         _shown_parts(expression.elt, literals, names)
 
 
-def _bindings(tree: ast.AST, dicts: dict[str, ast.Dict]) -> Iterable[tuple[str, ast.expr]]:
+def _bindings(tree: ast.AST, containers: dict[str, ast.expr]) -> Iterable[tuple[str, ast.expr]]:
     """``(name, expression)`` for each value a name is given: ``name = value``, and ``for`` loops over values
     written out (``for a, b in [(x, y), ...]`` gives ``a`` each ``x`` and ``b`` each ``y``; also over
-    ``zip(...)`` and ``enumerate(...)`` of such lists, and over ``.items()`` of a dict written out, ``dicts``)."""
+    ``zip(...)`` and ``enumerate(...)`` of such lists, over a dict's keys or ``.items()``, and over a name
+    bound to a list, tuple or dict written out: ``containers``)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             yield node.targets[0].id, node.value
         elif isinstance(node, (ast.For, ast.comprehension)):
-            yield from _loop_bindings(node.target, node.iter, dicts)
+            yield from _loop_bindings(node.target, node.iter, containers)
 
 
-def _loop_bindings(target: ast.expr, iterable: ast.expr, dicts: dict[str, ast.Dict]):
+def _loop_bindings(target: ast.expr, iterable: ast.expr, containers: dict[str, ast.expr]):
+    if isinstance(iterable, ast.Name) and iterable.id in containers:
+        iterable = containers[iterable.id]
+    if isinstance(iterable, ast.Dict):  # iterating a dict gives its keys
+        iterable = ast.List(elts=list(iterable.keys))
     targets = target.elts if isinstance(target, ast.Tuple) else None
     if isinstance(iterable, (ast.List, ast.Tuple)):
         for item in iterable.elts:
@@ -96,28 +103,38 @@ def _loop_bindings(target: ast.expr, iterable: ast.expr, dicts: dict[str, ast.Di
                 yield target.id, item
             elif targets and isinstance(item, ast.Tuple) and len(item.elts) == len(targets):
                 for name, value in zip(targets, item.elts):  # a nested target, (label, out), unpacks its value again
-                    yield from _loop_bindings(name, ast.List(elts=[value]), dicts)
+                    yield from _loop_bindings(name, ast.List(elts=[value]), containers)
         return
     if not isinstance(iterable, ast.Call):
         return
     function = _call_name(iterable)
     if function == "zip" and targets and len(targets) == len(iterable.args):
         for name, column in zip(targets, iterable.args):
-            yield from _loop_bindings(name, column, dicts)
+            yield from _loop_bindings(name, column, containers)
     elif function == "enumerate" and targets and len(targets) == 2 and iterable.args:
-        yield from _loop_bindings(targets[1], iterable.args[0], dicts)
+        yield from _loop_bindings(targets[1], iterable.args[0], containers)
     elif (function == "items" and targets and len(targets) == 2 and isinstance(iterable.func, ast.Attribute)
-          and isinstance(iterable.func.value, ast.Name) and iterable.func.value.id in dicts):
-        pairs = dicts[iterable.func.value.id]
-        yield from _loop_bindings(targets[0], ast.List(elts=list(pairs.keys)), dicts)
-        yield from _loop_bindings(targets[1], ast.List(elts=list(pairs.values)), dicts)
+          and isinstance(containers.get(getattr(iterable.func.value, "id", None)), ast.Dict)):
+        pairs = containers[iterable.func.value.id]
+        yield from _loop_bindings(targets[0], ast.List(elts=list(pairs.keys)), containers)
+        yield from _loop_bindings(targets[1], ast.List(elts=list(pairs.values)), containers)
 
 
-def _dict_receivers(tree: ast.AST) -> set[int]:
-    """The names loaded only to iterate over a dict (``d.items()``, ``d.keys()``, ``d.values()``): not a use of its keys."""
-    return {id(node.func.value) for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("items", "keys", "values")
-            and isinstance(node.func.value, ast.Name)}
+def _iterated(tree: ast.AST) -> set[int]:
+    """The names loaded only to be iterated over (``for x in table``, ``zip(books, ...)``, ``d.items()``,
+    ``d.values()``): their elements reach only the loop's names, which are checked on their own."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.comprehension)):
+            iterable = node.iter
+            if isinstance(iterable, ast.Call) and _call_name(iterable) in ("zip", "enumerate"):
+                found |= {id(argument) for argument in iterable.args if isinstance(argument, ast.Name)}
+            elif isinstance(iterable, ast.Name):
+                found.add(id(iterable))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("items", "keys", "values") and isinstance(node.func.value, ast.Name)):
+            found.add(id(node.func.value))
+    return found
 
 
 class Cell:
@@ -128,15 +145,16 @@ class Cell:
         shown: list[ast.Name] = []
         for expression in _showing_positions(self.tree):
             _shown_parts(expression, [], shown)
-        neutral = {id(name) for name in shown} | _dict_receivers(self.tree)
+        neutral = {id(name) for name in shown} | _iterated(self.tree)
         self.shown = {name.id for name in shown}
         self.used_otherwise = {node.id for node in ast.walk(self.tree) if isinstance(node, ast.Name)
                                and isinstance(node.ctx, ast.Load) and id(node) not in neutral}
         self.bound = {node.id for node in ast.walk(self.tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
         self.bound |= {arg.arg for node in ast.walk(self.tree) if isinstance(node, ast.arguments)
                        for arg in (*node.posonlyargs, *node.args, *node.kwonlyargs)}
-        self.dicts = {node.targets[0].id: node.value for node in ast.walk(self.tree) if isinstance(node, ast.Assign)
-                      and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Dict)}
+        self.containers = {node.targets[0].id: node.value for node in ast.walk(self.tree) if isinstance(node, ast.Assign)
+                           and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                           and isinstance(node.value, (ast.Dict, ast.List, ast.Tuple))}
 
 
 class Notebook:
@@ -145,10 +163,11 @@ class Notebook:
     def __init__(self, sources: Iterable[str]):
         self.cells = {source: Cell(source) for source in sources}
 
-    def _only_shown(self, cell: Cell) -> set[str]:
-        """The names ``cell`` shows and uses in no other way, that no other cell uses otherwise before binding anew."""
-        return {name for name in cell.shown - cell.used_otherwise
-                if not any(name in other.used_otherwise and name not in other.bound for other in self.cells.values())}
+    def _kept_to(self, cell: Cell, names: Iterable[str]) -> set[str]:
+        """Those of ``names`` that ``cell`` uses in no other way (than showing or iterating), and that no other cell
+        uses otherwise without binding them anew."""
+        return {name for name in names if name not in cell.used_otherwise
+                and not any(name in other.used_otherwise and name not in other.bound for other in self.cells.values())}
 
     def literals(self, source: str) -> list[ast.expr]:
         """The string literals of the cell ``source`` that its output shows, in source order."""
@@ -156,9 +175,10 @@ class Notebook:
         literals: list[ast.expr] = []
         for expression in _showing_positions(cell.tree):
             _shown_parts(expression, literals, [])
-        only_shown = self._only_shown(cell)
-        dicts = {name: pairs for name, pairs in cell.dicts.items() if name not in cell.used_otherwise}
-        for name, value in _bindings(cell.tree, dicts):
+        only_shown = self._kept_to(cell, cell.shown)
+        kept = self._kept_to(cell, cell.containers)
+        containers = {name: value for name, value in cell.containers.items() if name in kept}
+        for name, value in _bindings(cell.tree, containers):
             if name in only_shown:
                 _shown_parts(value, literals, [])
         unique = {id(node): node for node in literals}.values()
