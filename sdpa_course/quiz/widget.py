@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from ..chapters import chapter as find_chapter
-from ..i18n.messages import _
+from ..i18n.messages import N_, _
 from ..widgets import is_headless
 from .bank import select
 from .engine import (AnswerError, Presented, QuizSession, chapter_title, describe, feedback, format_question, grade,
@@ -25,7 +25,10 @@ from .countdown import Countdown, CountdownLabel
 from .schedule import answer_rating
 from .store import AnswerStore, StoreError
 
-MODES = ("chapter", "tag", "difficulty", "mock", "review")
+# The quiz's modes, and what a learner reads for each.
+MODE_NAMES = {"chapter": N_("one chapter"), "tag": N_("one topic"), "difficulty": N_("one difficulty"),
+              "mock": N_("mock interview"), "review": N_("review")}
+MODES = tuple(MODE_NAMES)
 
 
 def _as_html(text: str) -> str:
@@ -306,7 +309,8 @@ def quiz_widget(mode: str = "chapter", *, chapter=None, tag=None, difficulty=Non
         print(_("{message}.").format(message=message))
         return []
     if is_headless():
-        print_questions(_("Quiz ({mode}): {count} questions").format(mode=mode, count=len(questions)), questions)
+        print_questions(_("Quiz ({mode}): {count} questions").format(mode=_(MODE_NAMES[mode]), count=len(questions)),
+                        questions)
         return questions
     from IPython.display import display
 
