@@ -106,6 +106,8 @@ def hint_problem(bug, english_notebook, output: str, language: str) -> str | Non
     hint = bug.hint
     if language == "en":
         return None if hint in output else f"hint {hint!r} not"
+    if not re.search(r"[a-z] [a-z]", hint):  # code or a value ("NaN", "sdpa_course.replay("): the same in any language
+        return None if hint in output else f"hint {hint!r} not"
     from sdpa_course.i18n.messages import _
     quoted = hint.removeprefix("known mistake: ")
     names = sorted({_(m.name) for t in all_tasks() for m in t.mistakes if quoted in m.name})
@@ -114,8 +116,6 @@ def hint_problem(bug, english_notebook, output: str, language: str) -> str | Non
     piece = _translated_piece(bug, english_notebook, language)
     if piece is not None:
         return None if piece in output else f"the translation {piece!r} of hint {hint!r} not"
-    if not re.search(r"[a-z] [a-z]", hint):
-        return None if hint in output else f"hint {hint!r} not"
     return None if hint not in output and CHINESE.search(output) else f"the translation of hint {hint!r} not"
 
 
