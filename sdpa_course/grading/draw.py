@@ -43,7 +43,7 @@ class Draw:
         """``count`` sizes in ``low..high``, distinct while the cap allows, so a transposed axis cannot pass."""
         pool = list(range(low, self._top(low, high) + 1))
         chosen: list[int] = []
-        for _ in range(count):
+        for _draw in range(count):
             free = [n for n in pool if n not in chosen] or pool
             chosen.append(int(self.rng.choice(free)))
         return tuple(chosen)
