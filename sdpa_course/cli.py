@@ -41,6 +41,7 @@ from .grading.autograde import (EXCEPTION_LINE, GRADED, Limits, StudentResult, g
                                 submitted_students)
 from .grading.export import class_rows, record_status, write_exports
 from .grading.gradebook import back_up, graded_students, hand_graded, has_assignment, remove_submissions
+from .i18n.columns import padded
 from .i18n.commands import TranslatedParser
 from .i18n.language import current_language, language_argument, set_language
 from .i18n.messages import N_, _
@@ -181,14 +182,6 @@ def class_table(results: list[StudentResult]) -> str:
         reason = _(": {reason}").format(reason=r.reason) if r.reason else ""
         rows.append(f"{padded(r.student, 20)} {points:>11}  {_(r.status)}{reason}")
     return "\n".join(rows)
-
-
-def padded(text: str, width: int, *, right: bool = False) -> str:
-    """``text`` filled with spaces to ``width`` terminal columns (a Chinese character takes two), on the left if
-    ``right``; longer text is left as it is."""
-    import unicodedata
-    fill = " " * max(0, width - sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text))
-    return fill + text if right else text + fill
 
 
 # --- check: the self-learner's own exercises ---------------------------------------------------------

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..chapters import chapter as find_chapter
-from ..i18n.language import spoken_language
+from ..i18n.columns import padded
 from ..i18n.messages import _
 from .schema import Question
 
@@ -35,20 +35,6 @@ def kind_names() -> dict[str, str]:
 def difficulty_names() -> dict[str, str]:
     """Each difficulty's name as shown (the bank's ``easy``, ``mid``, ``hard``), in the learner's language."""
     return {"easy": _("easy"), "mid": _("mid"), "hard": _("hard")}
-
-
-def padded(text: str, width: int, *, right: bool = False) -> str:
-    """``text`` padded with spaces to ``width`` terminal columns (a Chinese character takes two), left-aligned
-    unless ``right``; as ``f"{text:<{width}}"`` for ASCII text."""
-    columns = sum(2 if unicodedata.east_asian_width(character) in "WF" else 1 for character in text)
-    fill = " " * max(0, width - columns)
-    return fill + text if right else text + fill
-
-
-def chapter_title(number: int) -> str:
-    """Chapter ``number``'s title in the learner's language."""
-    found = find_chapter(number)
-    return found.title_zh if spoken_language() == "zh" else found.title
 
 
 class AnswerError(ValueError):
@@ -289,7 +275,7 @@ class QuizSession:
         """The score by chapter as a small text table."""
         if not self.results:
             return _("No question answered.")
-        rows = [f"  ch{number:02d} {padded(chapter_title(number), 45)} {right}/{asked}"
+        rows = [f"  ch{number:02d} {padded(find_chapter(number).shown_title, 45)} {right}/{asked}"
                 for number, (right, asked) in self.score_by_chapter().items()]
         right = sum(correct for _question, correct in self.results)
         unanswered = ["  " + _("({count} unanswered, counted as wrong)").format(count=self.unanswered)] \

@@ -13,9 +13,9 @@ from datetime import datetime, timedelta
 from fsrs import State
 
 from ..chapters import CHAPTERS
+from ..i18n.columns import padded
 from ..i18n.messages import _
 from .bank import aliases, load_bank
-from .engine import padded
 from .modes import is_drill
 from .schedule import DESIRED_RETENTION, LEARN_AHEAD, Item
 from .store import AnswerStore

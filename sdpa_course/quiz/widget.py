@@ -17,7 +17,7 @@ from ..chapters import chapter as find_chapter
 from ..i18n.messages import N_, _
 from ..widgets import is_headless
 from .bank import select
-from .engine import (AnswerError, Presented, QuizSession, chapter_title, describe, feedback, format_question, grade,
+from .engine import (AnswerError, Presented, QuizSession, describe, feedback, format_question, grade,
                      late_feedback, late_note, parse_answer, present)
 from .modes import MOCK_SECONDS_PER_QUESTION, NothingToAsk, choose_questions
 from .schema import Question
@@ -197,7 +197,7 @@ def check_yourself(chapter, n: int = 3, ids=None, *, seed=None, store=None):
     The list of questions when headless; otherwise the ``VBox`` of cards (``.cards`` holds them).
     """
     try:
-        title = chapter_title(find_chapter(chapter).number)
+        title = find_chapter(chapter).shown_title
     except KeyError as error:
         raise ValueError(error.args[0]) from None
     rng = np.random.default_rng(seed)
